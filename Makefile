@@ -1,0 +1,46 @@
+# judgepanel: two commands on a fresh machine with Python 3.11 and make.
+#   make report   synthetic data, simulated judges, scoring, every notebook, HTML in outputs/
+#   make test     the test suite
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+JP := $(BIN)/judgepanel
+STAMP := $(VENV)/.installed
+N_IMAGES ?= 500
+SEED ?= 20261130
+PROFILE ?= demo
+
+.PHONY: setup report test bench lint data clean distclean
+
+setup: $(STAMP)
+
+# Reinstall only when the pins change.
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; judgepanel needs Python 3.11 (set PYTHON=...)" >&2; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+data: setup
+	$(JP) data synth --out data/synth --n-images $(N_IMAGES) --seed $(SEED)
+
+report: data
+	$(JP) report --profile $(PROFILE) --start-sim --score
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python bench/run_all.py
+
+lint: setup
+	$(BIN)/ruff check lib tests bench notebooks
+	$(BIN)/ruff format --check lib tests bench
+
+clean:
+	rm -rf outputs/*/ outputs/index.html .pytest_cache
+
+distclean: clean
+	rm -rf $(VENV) data/synth data/stores

@@ -1,0 +1,99 @@
+"""What one judge call is: the key that names its answer, and how to build and read it.
+
+Every study (rubric scoring, VAB set comparison, VisionQ composites) plans its work as a
+list of :class:`CallSpec`. The client sends them, the store checkpoints them by
+:class:`CallKey`, and the analyses read them back. Messages are built lazily, at send time,
+so that a plan of 100,000 calls does not hold 100,000 base64 images in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+import hashlib
+from dataclasses import astuple, dataclass, fields
+from typing import Any
+
+Message = dict[str, Any]
+
+KEY_FIELDS: tuple[str, ...] = (
+    "dataset",
+    "item",
+    "family",
+    "model",
+    "kind",
+    "dimension",
+    "repetition",
+    "temperature",
+    "rubric_sha",
+    "prompt_hash",
+)
+
+
+@dataclass(frozen=True, order=True)
+class CallKey:
+    """Everything that changes an answer; two calls with equal keys are the same call.
+
+    Attributes:
+        dataset: dataset key within the profile (``eva``, ``para``, ``vab``, ``visionq``).
+        item: image id, VAB task id or VisionQ question id.
+        family: family name from the profile (``aurora``, ``gemini``...).
+        model: the model id sent to the endpoint.
+        kind: prompt kind: ``holistic``, ``dimension``, ``vab_top1``, ``vab_bot1``,
+            ``vab_tb1`` or ``visionq``.
+        dimension: the rubric dimension for ``dimension`` calls, else ``""``.
+        repetition: repetition index (for VAB the order index, for VisionQ the rotation).
+        temperature: sampling temperature.
+        rubric_sha: SHA-256 of the frozen rubric (``""`` where no rubric is sent).
+        prompt_hash: SHA-256 of the request text with images replaced by their identities.
+    """
+
+    dataset: str
+    item: str
+    family: str
+    model: str
+    kind: str
+    dimension: str
+    repetition: int
+    temperature: float
+    rubric_sha: str
+    prompt_hash: str
+
+    def as_tuple(self) -> tuple:
+        return astuple(self)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+class AnswerError(ValueError):
+    """A judge's answer could not be read; the message is the recorded reason."""
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    """One planned call.
+
+    Attributes:
+        key: the store key.
+        build: returns the chat messages, images included; called once per attempt batch.
+        parse: reads the answer text into a JSON-serialisable value or raises AnswerError.
+        max_tokens: the completion cap sent with the request (also bounds its cost).
+        seed: sampling seed sent to the endpoint, derived from the key, so that repeated
+            calls differ from each other yet a rerun asks for the same samples.
+        n_images: images in the request, for the budget's upper bound on input tokens.
+        text_chars: characters of prompt text, for the same bound.
+    """
+
+    key: CallKey
+    build: Callable[[], list[Message]]
+    parse: Callable[[str], Any]
+    max_tokens: int = 200
+    seed: int | None = None
+    n_images: int = 1
+    text_chars: int = 0
+
+
+def seed_from_key(key: CallKey) -> int:
+    """A 31-bit sampling seed derived from every key field, so each repetition differs."""
+    blob = "\x1f".join(str(v) for v in key.as_tuple()).encode("utf-8")
+    return int.from_bytes(hashlib.sha256(blob).digest()[:4], "big") & 0x7FFFFFFF
