@@ -1,0 +1,63 @@
+"""Statistics for the judge studies: rank metrics, paired bootstrap, noise ceiling, q-values.
+
+Fast paths are vectorised with numpy and tested against scipy and statsmodels.
+"""
+
+from judgepanel.stats.bootstrap import (
+    BootstrapResult,
+    MaxStatResult,
+    bootstrap_arms,
+    bootstrap_p,
+    max_statistic_p,
+    multiplicities,
+    paired_bootstrap,
+    paired_bootstrap_partial,
+    paired_bootstrap_stat,
+    percentile_ci,
+    resample_indices,
+    resampled_metric,
+    resampled_partial_spearman,
+    summarize_paired,
+)
+from judgepanel.stats.ceiling import NoiseCeiling, noise_ceiling, spearman_brown
+from judgepanel.stats.correlation import (
+    kendall_b,
+    partial_spearman,
+    residual_rank_variance,
+    spearman,
+    weighted_kendall_b,
+    weighted_spearman,
+)
+from judgepanel.stats.intervals import ClusterBootstrapResult, cluster_bootstrap, wilson
+from judgepanel.stats.multitest import add_q, bh
+
+__all__ = [
+    "BootstrapResult",
+    "ClusterBootstrapResult",
+    "MaxStatResult",
+    "NoiseCeiling",
+    "add_q",
+    "bh",
+    "bootstrap_arms",
+    "bootstrap_p",
+    "cluster_bootstrap",
+    "kendall_b",
+    "max_statistic_p",
+    "multiplicities",
+    "noise_ceiling",
+    "paired_bootstrap",
+    "paired_bootstrap_partial",
+    "paired_bootstrap_stat",
+    "partial_spearman",
+    "percentile_ci",
+    "resample_indices",
+    "resampled_metric",
+    "resampled_partial_spearman",
+    "residual_rank_variance",
+    "spearman",
+    "spearman_brown",
+    "summarize_paired",
+    "weighted_kendall_b",
+    "weighted_spearman",
+    "wilson",
+]

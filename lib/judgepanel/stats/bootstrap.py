@@ -1,0 +1,623 @@
+"""Paired bootstrap over images, vectorised through multiplicity vectors.
+
+Every difference between two arms is a paired bootstrap: each resample draws n images
+with replacement, and both arms are scored on the same drawn images. Resample b is row b
+of :func:`resample_indices`, i.e. ``np.random.default_rng(seed).integers(0, n, size=(B,
+n))``; the same seed gives the same resamples in every function here, so arms bootstrapped
+in separate calls remain paired. A resample is handled as its multiplicity vector (how often
+each image was drawn), which turns the rank metrics into weighted sums and matrix products
+(see :mod:`judgepanel.stats.correlation`); the values equal scipy's on the materialised
+resamples.
+
+Definitions used throughout:
+
+* ``delta`` = metric(y, a) - metric(y, b) on the full sample; ``delta*`` the same on a
+  resample.
+* CI: the equal-tailed percentile interval of ``delta*`` (default 95%).
+* p, ``alternative="greater"`` (claim: a beats b): (1 + #{delta* <= 0}) / (B + 1), the
+  share of resamples that do not support the claim with the +1 correction, which keeps p
+  above zero and is conservative (ties at zero count against the claim). Up to that
+  correction it is the smallest one-sided level at which the percentile interval
+  excludes zero.
+  ``"less"``: (1 + #{delta* >= 0}) / (B + 1). ``"two-sided"``: min(1, 2 min(greater, less)).
+* Resamples on which a metric is undefined (a constant resampled arm) are dropped, with a
+  warning; B is then the number kept.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from judgepanel.stats.correlation import (
+    PairSigns,
+    RankedTarget,
+    TieGroups,
+    as_counts,
+    as_covariates,
+    as_pair,
+    as_vector,
+    check_metric,
+    correlate,
+    partial_from_covariance,
+    partial_spearman,
+    tau_b_from_parts,
+)
+
+Alternative = Literal["greater", "less", "two-sided"]
+ALTERNATIVES: tuple[str, ...] = ("greater", "less", "two-sided")
+
+# Cells per chunk of draw counts (items x resamples): 2 MB of float64, so that the
+# several passes over a chunk stay in cache. Kendall's tau uses larger chunks, so that
+# its matrix products are few and large.
+_CHUNK_CELLS = 250_000
+_KENDALL_CHUNK_CELLS = 1_000_000
+
+
+def resample_indices(n: int, n_resamples: int, seed: int) -> NDArray[np.int64]:
+    """The bootstrap resamples: ``default_rng(seed).integers(0, n, size=(n_resamples, n))``."""
+    if n < 1 or n_resamples < 1:
+        raise ValueError(f"need n >= 1 and n_resamples >= 1, got n={n}, n_resamples={n_resamples}")
+    return np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+
+
+def multiplicities(indices: ArrayLike, n: int) -> NDArray[np.float64]:
+    """Draw counts per item for each resample: row b is ``bincount(indices[b], minlength=n)``."""
+    idx = np.asarray(indices)
+    if idx.ndim == 1:
+        idx = idx[None, :]
+    if idx.ndim != 2:
+        raise ValueError(f"indices must be (n_resamples, size), got shape {idx.shape}")
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise ValueError(f"indices must lie in [0, {n}), got range [{idx.min()}, {idx.max()}]")
+    return _counts(idx, n).T.copy()
+
+
+def _counts(idx: NDArray[np.int64], n: int) -> NDArray[np.float64]:
+    """Draw counts laid out items x resamples: ``counts[i, b]`` = draws of item i in b."""
+    rows = idx.shape[0]
+    # Counting row by row keeps the writes local; one transposing copy then lays it out.
+    flat = (idx + n * np.arange(rows)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=rows * n).reshape(rows, n)
+    return np.ascontiguousarray(counts.T, dtype=np.float64)
+
+
+def check_confidence(confidence: float) -> float:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    return float(confidence)
+
+
+def check_alternative(alternative: str) -> str:
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+    return alternative
+
+
+def percentile_ci(samples: ArrayLike, confidence: float = 0.95) -> tuple[float, float]:
+    """Equal-tailed percentile interval of bootstrap ``samples``.
+
+    The alpha and 1 - alpha quantiles, alpha = (1 - confidence) / 2, with linear
+    interpolation: what ``scipy.stats.bootstrap(method="percentile")`` computes.
+    """
+    alpha = (1.0 - check_confidence(confidence)) / 2.0
+    lo, hi = np.quantile(np.asarray(samples, dtype=np.float64), [alpha, 1.0 - alpha])
+    return float(lo), float(hi)
+
+
+def bootstrap_p(deltas: ArrayLike, alternative: str = "greater") -> float:
+    """One- or two-sided bootstrap p of resampled differences (definition in module doc)."""
+    d = np.asarray(deltas, dtype=np.float64)
+    b = d.size
+    greater = (1.0 + np.count_nonzero(d <= 0)) / (b + 1.0)
+    less = (1.0 + np.count_nonzero(d >= 0)) / (b + 1.0)
+    if check_alternative(alternative) == "greater":
+        return float(greater)
+    if alternative == "less":
+        return float(less)
+    return float(min(1.0, 2.0 * min(greater, less)))
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """A paired difference between two arms with its bootstrap CI and p.
+
+    Attributes:
+        metric: ``spearman``, ``kendall_b``, ``partial_spearman`` or the caller's name.
+        estimate_a, estimate_b: each arm's metric on the full sample.
+        delta: estimate_a - estimate_b.
+        ci_low, ci_high: percentile interval of the resampled delta.
+        p: bootstrap p in the direction of ``alternative``.
+        n: items (images).
+        n_resamples: resamples used (after dropping undefined ones).
+        alternative: ``greater`` (a beats b), ``less`` or ``two-sided``.
+        confidence: the interval's level.
+    """
+
+    metric: str
+    estimate_a: float
+    estimate_b: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    p: float
+    n: int
+    n_resamples: int
+    alternative: str
+    confidence: float
+
+    def as_row(self, **labels: Any) -> dict[str, Any]:
+        """The result as one table row, after any identifying ``labels`` (arm names...)."""
+        return {**labels, **asdict(self)}
+
+
+def summarize_paired(
+    resampled_a: ArrayLike,
+    resampled_b: ArrayLike,
+    estimate_a: float,
+    estimate_b: float,
+    *,
+    metric: str,
+    n: int,
+    alternative: str = "greater",
+    confidence: float = 0.95,
+) -> BootstrapResult:
+    """Build a :class:`BootstrapResult` from two arms' resampled metrics.
+
+    Use it with :func:`bootstrap_arms` when many arms are compared: each arm's resampled
+    metric is computed once, and any two columns (same seed, hence same resamples) give a
+    paired difference.
+    """
+    check_alternative(alternative)
+    deltas = np.asarray(resampled_a, dtype=np.float64) - np.asarray(resampled_b, dtype=np.float64)
+    kept = deltas[np.isfinite(deltas)]
+    if kept.size < deltas.size:
+        warnings.warn(
+            f"{deltas.size - kept.size} of {deltas.size} resamples left the {metric} "
+            "undefined (a constant resampled arm) and were dropped",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if kept.size == 0:
+        raise ValueError(f"the {metric} is undefined on every resample")
+    low, high = percentile_ci(kept, confidence)
+    return BootstrapResult(
+        metric=metric,
+        estimate_a=float(estimate_a),
+        estimate_b=float(estimate_b),
+        delta=float(estimate_a) - float(estimate_b),
+        ci_low=low,
+        ci_high=high,
+        p=bootstrap_p(kept, alternative),
+        n=int(n),
+        n_resamples=int(kept.size),
+        alternative=alternative,
+        confidence=float(confidence),
+    )
+
+
+def _count_chunks(
+    n: int,
+    indices: ArrayLike | None,
+    weights: ArrayLike | None,
+    cells: int = _CHUNK_CELLS,
+) -> tuple[int, Iterator[NDArray[np.float64]]]:
+    """Number of resamples, and their draw counts (items x resamples) in bounded chunks."""
+    if (indices is None) == (weights is None):
+        raise ValueError("give exactly one of indices= or weights=")
+    rows = max(1, cells // max(n, 1))
+    if indices is not None:
+        idx = np.asarray(indices)
+        if idx.ndim == 1:
+            idx = idx[None, :]
+        if idx.ndim != 2:
+            raise ValueError(f"indices must be (n_resamples, size), got shape {idx.shape}")
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise ValueError(f"indices must lie in [0, {n}), got [{idx.min()}, {idx.max()}]")
+        total = idx.shape[0]
+        chunks = (_counts(idx[i : i + rows], n) for i in range(0, total, rows))
+    else:
+        counts = as_counts(weights, n)
+        total = counts.shape[1]
+        chunks = (counts[:, i : i + rows] for i in range(0, total, rows))
+    return total, chunks
+
+
+def _arms_matrix(arms: Mapping[str, ArrayLike] | ArrayLike, n: int) -> tuple[list[str], NDArray]:
+    """Arms as names and an (m, n) array; a 2-D input is one arm per row."""
+    if isinstance(arms, Mapping):
+        names = [str(k) for k in arms]
+        rows = [as_vector(v, f"arm {k!r}") for k, v in arms.items()]
+    else:
+        mat = np.asarray(arms, dtype=np.float64)
+        if mat.ndim == 1:
+            mat = mat[None, :]
+        if mat.ndim != 2:
+            raise ValueError(f"arms must be a dict or an (m, n) array, got shape {mat.shape}")
+        names = [str(j) for j in range(mat.shape[0])]
+        rows = [as_vector(r, f"arm {j}") for j, r in enumerate(mat)]
+    if not rows:
+        raise ValueError("no arms given")
+    for name, row in zip(names, rows, strict=True):
+        if row.size != n:
+            raise ValueError(f"arm {name!r} has {row.size} values but y has {n}")
+    return names, np.vstack(rows)
+
+
+def _resampled_arms(
+    y: NDArray[np.float64],
+    arms: NDArray[np.float64],
+    metric: str,
+    indices: ArrayLike | None = None,
+    weights: ArrayLike | None = None,
+) -> NDArray[np.float64]:
+    """(n_resamples, m) metric of every arm against ``y`` on every resample."""
+    n = y.size
+    cells = _KENDALL_CHUNK_CELLS if metric == "kendall_b" else _CHUNK_CELLS
+    total, chunks = _count_chunks(n, indices, weights, cells)
+    out = np.empty((total, arms.shape[0]))
+    y_ties = TieGroups(y)
+    x_ties = [TieGroups(a) for a in arms]
+    pair_signs = [PairSigns(y, a) for a in arms] if metric == "kendall_b" else []
+    start = 0
+    for counts in chunks:
+        rows = slice(start, start + counts.shape[1])
+        if metric == "spearman":
+            target = RankedTarget(y_ties, counts)
+            for j, ties in enumerate(x_ties):
+                out[rows, j] = target.spearman(ties, counts)
+        else:
+            ty = y_ties.tied_pairs(counts)
+            for j, ties in enumerate(x_ties):
+                cd = pair_signs[j].con_minus_dis(counts)
+                out[rows, j] = tau_b_from_parts(counts, cd, ty, ties.tied_pairs(counts))
+        start += counts.shape[1]
+    return out
+
+
+def resampled_metric(
+    y: ArrayLike,
+    x: ArrayLike,
+    metric: str = "spearman",
+    *,
+    indices: ArrayLike | None = None,
+    weights: ArrayLike | None = None,
+) -> NDArray[np.float64]:
+    """The metric of ``x`` against ``y`` on each resample.
+
+    Args:
+        y, x: paired samples (n,).
+        metric: ``spearman`` or ``kendall_b``.
+        indices: (n_resamples, size) drawn item indices (e.g. :func:`resample_indices`);
+            or
+        weights: (n_resamples, n) draw counts (e.g. :func:`multiplicities`).
+
+    Returns:
+        (n_resamples,) values equal to scipy's on ``y[idx]``, ``x[idx]``; NaN where the
+        resample leaves a variable constant.
+    """
+    yv, xv = as_pair(y, x)
+    return _resampled_arms(yv, xv[None, :], check_metric(metric), indices, weights)[:, 0]
+
+
+def bootstrap_arms(
+    y: ArrayLike,
+    arms: Mapping[str, ArrayLike] | ArrayLike,
+    metric: str = "spearman",
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> NDArray[np.float64]:
+    """Each arm's metric against ``y`` on the resamples of ``resample_indices(n, B, seed)``.
+
+    Args:
+        y: the human mean (n,).
+        arms: a dict name -> scores (columns follow its order) or an (m, n) array.
+        metric: ``spearman`` or ``kendall_b``.
+        n_resamples: B.
+        seed: resampling seed; equal seeds give equal resamples, so columns from
+            separate calls are paired.
+
+    Returns:
+        (n_resamples, m) array; NaN where a resample leaves a variable constant.
+    """
+    yv = as_vector(y, "y")
+    _, mat = _arms_matrix(arms, yv.size)
+    indices = resample_indices(yv.size, n_resamples, seed)
+    return _resampled_arms(yv, mat, check_metric(metric), indices=indices)
+
+
+def paired_bootstrap(
+    y: ArrayLike,
+    a: ArrayLike,
+    b: ArrayLike,
+    metric: str = "spearman",
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    alternative: str = "greater",
+    confidence: float = 0.95,
+) -> BootstrapResult:
+    """Paired bootstrap of metric(y, a) - metric(y, b) over items.
+
+    Both arms are scored on the same resampled items. CI and p as defined in the module
+    docstring: percentile interval; for ``greater``, p = (1 + #{delta* <= 0}) / (B + 1).
+
+    Args:
+        y: the human mean (n,).
+        a, b: the two arms' scores (n,); the claim under ``greater`` is that a beats b.
+        metric: ``spearman`` or ``kendall_b``.
+        n_resamples: B (10,000 in the studies).
+        seed: resampling seed.
+        alternative: ``greater``, ``less`` or ``two-sided``.
+        confidence: level of the percentile interval.
+    """
+    yv, av = as_pair(y, a, ("y", "a"))
+    _, bv = as_pair(y, b, ("y", "b"))
+    check_alternative(alternative)
+    check_metric(metric)
+    samples = bootstrap_arms(yv, np.vstack([av, bv]), metric, n_resamples=n_resamples, seed=seed)
+    return summarize_paired(
+        samples[:, 0],
+        samples[:, 1],
+        correlate(yv, av, metric),
+        correlate(yv, bv, metric),
+        metric=metric,
+        n=yv.size,
+        alternative=alternative,
+        confidence=confidence,
+    )
+
+
+@dataclass(frozen=True)
+class MaxStatResult:
+    """The best of m candidates against one comparator, with a max-statistic p.
+
+    Attributes:
+        metric: ``spearman`` or ``kendall_b``.
+        best: name (or row index) of the candidate with the largest delta.
+        estimate_best, estimate_comparator: their metrics on the full sample.
+        delta: estimate_best - estimate_comparator.
+        p: max-statistic p, corrected for having picked the best of ``m``.
+        p_naive: the best candidate's ordinary bootstrap p, as if it had been chosen
+            in advance (for comparison only).
+        m: number of candidates.
+        n: items.
+        n_resamples: resamples used.
+        alternative: ``greater`` (best beats comparator) or ``less`` (worst below it).
+    """
+
+    metric: str
+    best: str
+    estimate_best: float
+    estimate_comparator: float
+    delta: float
+    p: float
+    p_naive: float
+    m: int
+    n: int
+    n_resamples: int
+    alternative: str
+
+    def as_row(self, **labels: Any) -> dict[str, Any]:
+        """The result as one table row, after any identifying ``labels``."""
+        return {**labels, **asdict(self)}
+
+
+def max_statistic_p(
+    y: ArrayLike,
+    candidates: Mapping[str, ArrayLike] | ArrayLike,
+    comparator: ArrayLike,
+    metric: str = "spearman",
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    alternative: str = "greater",
+) -> MaxStatResult:
+    """Max-statistic bootstrap p for "the best of m candidates beats the comparator".
+
+    With delta_j = metric(y, c_j) - metric(y, comparator), the observed statistic is
+    T = max_j delta_j. Its null distribution is the bootstrap of the centred maximum,
+    T*_b = max_j (delta*_bj - delta_j): every candidate is moved to a true delta of
+    zero while keeping the joint resampling variation of all m deltas, so the test pays
+    for the selection. p = (1 + #{T*_b >= T}) / (B + 1). The p is never below the one
+    the same centred test gives the best candidate alone. ``alternative="less"`` applies
+    the same to -delta (the worst candidate falls below the comparator).
+
+    Args:
+        y: the human mean (n,).
+        candidates: dict name -> scores, or an (m, n) array.
+        comparator: the comparator's scores (n,).
+        metric: ``spearman`` or ``kendall_b``.
+        n_resamples: B.
+        seed: resampling seed (the same resamples as :func:`paired_bootstrap`).
+        alternative: ``greater`` or ``less``.
+    """
+    if alternative not in ("greater", "less"):
+        raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
+    yv = as_vector(y, "y")
+    _, cv = as_pair(yv, comparator, ("y", "comparator"))
+    names, mat = _arms_matrix(candidates, yv.size)
+    m = mat.shape[0]
+    samples = bootstrap_arms(
+        yv, np.vstack([mat, cv]), check_metric(metric), n_resamples=n_resamples, seed=seed
+    )
+    kept = samples[np.all(np.isfinite(samples), axis=1)]
+    if kept.shape[0] < samples.shape[0]:
+        warnings.warn(
+            f"{samples.shape[0] - kept.shape[0]} resamples left a {metric} undefined "
+            "and were dropped",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    estimates = np.array([correlate(yv, row, metric) for row in mat])
+    est_cmp = correlate(yv, cv, metric)
+    sign = 1.0 if alternative == "greater" else -1.0
+    observed = sign * (estimates - est_cmp)
+    resampled = sign * (kept[:, :m] - kept[:, [m]])
+    best = int(np.argmax(observed))
+    null = (resampled - observed).max(axis=1)
+    p = (1.0 + np.count_nonzero(null >= observed[best])) / (kept.shape[0] + 1.0)
+    return MaxStatResult(
+        metric=metric,
+        best=names[best],
+        estimate_best=float(estimates[best]),
+        estimate_comparator=float(est_cmp),
+        delta=float(estimates[best] - est_cmp),
+        p=float(p),
+        p_naive=bootstrap_p(kept[:, best] - kept[:, m], alternative),
+        m=m,
+        n=int(yv.size),
+        n_resamples=int(kept.shape[0]),
+        alternative=alternative,
+    )
+
+
+def paired_bootstrap_stat(
+    statistic: Callable[..., tuple[float, float]],
+    *arrays: ArrayLike,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    alternative: str = "greater",
+    confidence: float = 0.95,
+    metric: str = "statistic",
+) -> BootstrapResult:
+    """Paired bootstrap of any two-arm statistic, one Python call per resample.
+
+    The general (slow) path, for statistics without a vectorised form. Every array is
+    indexed by the same rows of ``resample_indices(n, n_resamples, seed)``, so with the
+    same seed it sees the resamples :func:`paired_bootstrap` sees.
+
+    Args:
+        statistic: called as ``statistic(*resampled_arrays)``; returns the pair
+            (value of arm a, value of arm b); delta = a - b.
+        *arrays: arrays sharing their first dimension n (items).
+        n_resamples, seed, alternative, confidence: as in :func:`paired_bootstrap`.
+        metric: the name written in the result.
+    """
+    if not arrays:
+        raise ValueError("give at least one array to resample")
+    data = [np.asarray(arr) for arr in arrays]
+    n = data[0].shape[0]
+    for j, arr in enumerate(data):
+        if arr.shape[0] != n:
+            raise ValueError(f"array {j} has {arr.shape[0]} rows but array 0 has {n}")
+    check_alternative(alternative)
+    est_a, est_b = statistic(*data)
+    idx = resample_indices(n, n_resamples, seed)
+    values = np.array([statistic(*(arr[row] for arr in data)) for row in idx], dtype=np.float64)
+    return summarize_paired(
+        values[:, 0],
+        values[:, 1],
+        est_a,
+        est_b,
+        metric=metric,
+        n=n,
+        alternative=alternative,
+        confidence=confidence,
+    )
+
+
+def _resampled_partials(
+    target: NDArray[np.float64],
+    arms: NDArray[np.float64],
+    covar: NDArray[np.float64],
+    indices: ArrayLike | None = None,
+    weights: ArrayLike | None = None,
+) -> NDArray[np.float64]:
+    """(n_resamples, m) partial Spearman of each arm with ``target`` given ``covar``."""
+    n = target.size
+    total, chunks = _count_chunks(n, indices, weights)
+    out = np.empty((total, arms.shape[0]))
+    shared_ties = [TieGroups(target)] + [TieGroups(c) for c in covar.T]
+    arm_ties = [TieGroups(a) for a in arms]
+    v = len(shared_ties) + 1
+    start = 0
+    for counts in chunks:
+        b = counts.shape[1]
+        rows = slice(start, start + b)
+        shared = [_item_ranks(t, counts) for t in shared_ties]
+        weighted = [counts * r for r in shared]
+        cov = np.empty((b, v, v))
+        for u in range(1, v):
+            for k in range(u, v):
+                cov[:, u, k] = cov[:, k, u] = _dot(weighted[u - 1], shared[k - 1])
+        for j, ties in enumerate(arm_ties):
+            rx = _item_ranks(ties, counts)
+            for u in range(1, v):
+                cov[:, 0, u] = cov[:, u, 0] = _dot(weighted[u - 1], rx)
+            cov[:, 0, 0] = _dot(counts * rx, rx)
+            out[rows, j] = partial_from_covariance(cov)
+        start += b
+    return out
+
+
+def _dot(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Column-wise dot products of two (items x resamples) arrays."""
+    return np.einsum("ib,ib->b", a, b)
+
+
+def _item_ranks(ties: TieGroups, counts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each item's centred midrank in every resample: (n, resamples)."""
+    ranks, _ = ties.centred_ranks(counts)
+    return ranks[ties.group]
+
+
+def resampled_partial_spearman(
+    x: ArrayLike,
+    y: ArrayLike,
+    covar: ArrayLike,
+    *,
+    indices: ArrayLike | None = None,
+    weights: ArrayLike | None = None,
+) -> NDArray[np.float64]:
+    """:func:`partial_spearman` of x and y given ``covar`` on each resample.
+
+    Each variable is midranked within the resample (weighted midranks), and the partial
+    correlation is read off the inverse of the weighted rank covariance matrix, which
+    equals correlating least-squares residuals on the materialised resample.
+    """
+    xv, yv = as_pair(x, y, ("x", "y"), min_n=3)
+    c = as_covariates(covar, xv.size)
+    return _resampled_partials(yv, xv[None, :], c, indices, weights)[:, 0]
+
+
+def paired_bootstrap_partial(
+    target: ArrayLike,
+    a: ArrayLike,
+    b: ArrayLike,
+    covar: ArrayLike,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    alternative: str = "greater",
+    confidence: float = 0.95,
+) -> BootstrapResult:
+    """Paired bootstrap of two partial Spearman correlations with one target.
+
+    delta = partial_spearman(a, target | covar) - partial_spearman(b, target | covar); in
+    the MTMM analysis ``target`` is a human attribute, ``a`` the matching dimension
+    prompt, ``b`` the holistic prompt and ``covar`` the human overall score. Vectorised;
+    the same resamples, CI and p as :func:`paired_bootstrap`.
+    """
+    tv, av = as_pair(target, a, ("target", "a"), min_n=3)
+    _, bv = as_pair(target, b, ("target", "b"), min_n=3)
+    c = as_covariates(covar, tv.size)
+    check_alternative(alternative)
+    indices = resample_indices(tv.size, n_resamples, seed)
+    samples = _resampled_partials(tv, np.vstack([av, bv]), c, indices=indices)
+    return summarize_paired(
+        samples[:, 0],
+        samples[:, 1],
+        partial_spearman(av, tv, c),
+        partial_spearman(bv, tv, c),
+        metric="partial_spearman",
+        n=tv.size,
+        alternative=alternative,
+        confidence=confidence,
+    )
