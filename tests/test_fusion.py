@@ -1,0 +1,222 @@
+"""Feature blocks, out-of-fold combiners, paired comparisons and the MTMM cells."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+
+from judgepanel import ablation, mtmm
+from judgepanel.compare import compare_arms
+from judgepanel.fusion import (
+    BestColumn,
+    build_blocks,
+    folds,
+    gb_combiner,
+    holistic_block_split,
+    holistic_blocks_of,
+    holistic_means,
+    oof_predict,
+    panel_mean,
+    score_table,
+)
+from judgepanel.prompts import DIMENSIONS
+from judgepanel.stats import add_q, paired_bootstrap
+
+
+def _fake_calls(n_items=60, families=("a", "b", "c"), k=6, r=3, seed=0):
+    """A store frame whose holistic and dimension answers follow a known latent."""
+    rng = np.random.default_rng(seed)
+    latent = rng.normal(size=(n_items, len(DIMENSIONS)))
+    rows = []
+    for fi, fam in enumerate(families):
+        for i in range(n_items):
+            item = f"img{i:03d}"
+            overall = latent[i].mean()
+            for rep in range(k):
+                v = float(np.clip(np.round(5.5 + 2 * overall + rng.normal(0, 0.5 + fi)), 1, 10))
+                rows.append((item, fam, "holistic", "", rep, v))
+            for d, dim in enumerate(DIMENSIONS):
+                for rep in range(r):
+                    v = float(np.clip(np.round(5.5 + 2 * latent[i, d] + rng.normal(0, 1)), 1, 10))
+                    rows.append((item, fam, "dimension", dim, rep, v))
+    df = pd.DataFrame(rows, columns=["item", "family", "kind", "dimension", "repetition", "value"])
+    df["dataset"] = "toy"
+    df["rubric_sha"] = "r1"
+    df["temperature"] = 0.3
+    df["status"] = "ok"
+    target = pd.Series(latent.mean(axis=1), index=[f"img{i:03d}" for i in range(n_items)])
+    return df, target, latent
+
+
+def test_holistic_means_and_blocks_are_the_stated_averages():
+    calls, _, _ = _fake_calls(n_items=8, k=6)
+    scores = score_table(calls, "toy")
+    H = holistic_means(scores, ["a", "b"])
+    manual = (
+        calls[(calls.kind == "holistic") & (calls.family == "a")].groupby("item")["value"].mean()
+    )
+    pd.testing.assert_series_equal(H["a"], manual, check_names=False)
+    first3 = holistic_means(scores, ["a"], k=3)["a"]
+    manual3 = (
+        calls[(calls.kind == "holistic") & (calls.family == "a") & (calls.repetition < 3)]
+        .groupby("item")["value"]
+        .mean()
+    )
+    pd.testing.assert_series_equal(first3, manual3, check_names=False)
+    split = holistic_block_split(scores, ["a", "b"], n_blocks=5)
+    assert split.shape[1] == 10  # five blocks per family even when k=6 (sizes 2,1,1,1,1)
+    b3 = holistic_blocks_of(scores, ["a"], size=3)
+    assert list(b3.columns) == ["a:h0", "a:h1"]
+    assert np.allclose(b3.mean(axis=1), H["a"])  # two full blocks of 3 average to the mean of 6
+
+
+def test_score_table_keeps_one_rubric_and_temperature_and_only_ok_rows():
+    calls, _, _ = _fake_calls(n_items=5)
+    extra = calls.iloc[:10].copy()
+    extra["rubric_sha"] = "old"
+    failed = calls.iloc[10:12].copy()
+    failed["status"] = "failed"
+    failed["value"] = np.nan
+    both = pd.concat([calls.drop(calls.index[10:12]), extra, failed])
+    scores = score_table(both, "toy", rubric_sha="r1")
+    assert len(scores) == len(calls) - 2
+    with pytest.raises(ValueError, match="no scores for families"):
+        score_table(calls, "toy", families=["a", "zzz"])
+
+
+def test_build_blocks_drops_items_missing_a_feature_from_every_block():
+    calls, target, _ = _fake_calls(n_items=20)
+    gone = calls[
+        (calls["item"] == "img003")
+        & (calls["kind"] == "dimension")
+        & (calls["family"] == "b")
+        & (calls["dimension"] == "colour")
+    ]
+    scores = score_table(calls.drop(gone.index), "toy")
+    blocks = build_blocks(scores, target, ["a", "b", "c"])
+    assert "img003" not in blocks.items
+    assert len(blocks.items) == 19
+    assert list(blocks.P.index) == list(blocks.H.index) == list(blocks.y.index)
+
+
+def test_oof_prediction_does_not_leak_the_target():
+    # A 1-nearest-neighbour memoriser fits its training rows perfectly; out of fold, on
+    # features that are pure noise, it must know nothing about the target.
+    from sklearn.neighbors import KNeighborsRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 5))
+    y = rng.normal(size=300)
+    inside = KNeighborsRegressor(n_neighbors=1).fit(X, y).predict(X)
+    assert spearmanr(inside, y).statistic > 0.99
+    oof = oof_predict(KNeighborsRegressor(n_neighbors=1), X, y)
+    assert abs(spearmanr(oof, y).statistic) < 0.2
+
+
+def test_selection_inside_the_fold_is_honest_and_outside_it_is_optimistic():
+    rng = np.random.default_rng(2)
+    n, m = 100, 300
+    X = rng.normal(size=(n, m))
+    y = rng.normal(size=n)
+    # Outside the fold: pick the best of 300 noise columns on all rows, then evaluate.
+    rhos = [spearmanr(X[:, j], y).statistic for j in range(m)]
+    leaked = spearmanr(X[:, int(np.argmax(rhos))], y).statistic
+    honest = spearmanr(oof_predict(BestColumn(), X, y), y).statistic
+    assert leaked > 0.2
+    assert honest < leaked - 0.15
+
+
+def test_fold_partition_is_the_fixed_one():
+    a = [test.tolist() for _, test in folds().split(np.zeros(50))]
+    b = [test.tolist() for _, test in folds(42).split(np.zeros(50))]
+    assert a == b
+    assert gb_combiner().get_params()["n_estimators"] == 100
+    assert gb_combiner().get_params()["max_depth"] == 3
+
+
+def test_compare_arms_equals_paired_bootstrap_and_bh_is_within_groups():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 10, 120).astype(float)
+    a = y + rng.normal(0, 2, 120)
+    b = y + rng.normal(0, 4, 120)
+    res = compare_arms(y, {"a": a}, {"b": b}, n_resamples=500, seed=7)
+    for metric in ("spearman", "kendall_b"):
+        row = res[res["metric"] == metric].iloc[0]
+        ref = paired_bootstrap(y, a, b, metric, n_resamples=500, seed=7)
+        assert row["delta"] == pytest.approx(ref.delta)
+        assert row["ci_low"] == pytest.approx(ref.ci_low)
+        assert row["p"] == pytest.approx(ref.p)
+    with_q = add_q(res, by="metric")
+    assert (with_q["q"] == with_q["p"]).all()  # one test per group: q equals p
+
+
+def test_fusion_of_dimensions_beats_holistic_verdicts_when_the_signal_is_in_the_dimensions():
+    # Humans weight the dimensions unevenly; the families' holistic verdicts do not. Fused
+    # dimension scores can recover the human weighting, fused verdicts cannot.
+    rng = np.random.default_rng(4)
+    n = 400
+    latent = rng.normal(size=(n, 5))
+    target = pd.Series(
+        latent @ np.array([2.0, 1.0, 0.0, 0.0, -1.0]), index=[f"i{i}" for i in range(n)]
+    )
+    rows = []
+    for fam in ("a", "b", "c"):
+        for i in range(n):
+            for rep in range(3):
+                rows.append(
+                    (f"i{i}", fam, "holistic", "", rep, float(latent[i].sum() + rng.normal(0, 0.5)))
+                )
+            for d, dim in enumerate(DIMENSIONS):
+                for rep in range(3):
+                    rows.append(
+                        (
+                            f"i{i}",
+                            fam,
+                            "dimension",
+                            dim,
+                            rep,
+                            float(latent[i, d] + rng.normal(0, 0.5)),
+                        )
+                    )
+    calls = pd.DataFrame(
+        rows, columns=["item", "family", "kind", "dimension", "repetition", "value"]
+    )
+    calls = calls.assign(dataset="toy", rubric_sha="r", temperature=0.3, status="ok")
+    blocks = build_blocks(score_table(calls, "toy"), target, ["a", "b", "c"])
+    long = ablation.input_ablation(blocks, {"trio": ["a", "b", "c"]}, n_resamples=300, seed=0)
+    sel = long[
+        (long.arm == "P_gb") & (long.comparator == "panel mean") & (long.metric == "spearman")
+    ].iloc[0]
+    assert sel["delta"] > 0.2 and sel["ci_low"] > 0
+    assert sel["q"] < 0.01
+    pm = panel_mean(blocks.H)
+    assert np.allclose(pm, blocks.H.mean(axis=1))
+
+
+def test_mtmm_dimension_prompt_wins_when_it_tracks_its_attribute():
+    rng = np.random.default_rng(5)
+    n = 300
+    overall = rng.normal(size=n)
+    attrs = {
+        d: 0.7 * overall + 0.7 * rng.normal(size=n) for d in ("quality", "composition", "colour")
+    }
+    idx = [f"i{i}" for i in range(n)]
+    human = pd.DataFrame({"mean_score": overall, **attrs}, index=idx)
+    P = pd.DataFrame(
+        {
+            f"f:{d}": (attrs[d] if d in attrs else rng.normal(size=n)) + rng.normal(0, 0.5, n)
+            for d in DIMENSIONS
+        },
+        index=idx,
+    )
+    H = pd.DataFrame({"f": overall + rng.normal(0, 0.3, n)}, index=idx)
+    cells = mtmm.mtmm_cells(P, H, human, ["f"], n_resamples=400, seed=0)
+    assert cells["won"].all()
+    assert (cells["q"] < 0.01).all()
+    assert (~cells["raw_won"]).sum() >= 1 or (cells["raw_holistic"] > 0.5).all()
+    best = mtmm.best_columns(P, human, ["f"])
+    assert best["matched"].all()
+    resid = mtmm.residual_variance(human)
+    assert ((resid["residual_rank_variance"] > 0.2) & (resid["residual_rank_variance"] < 0.9)).all()
