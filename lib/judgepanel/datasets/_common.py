@@ -1,0 +1,208 @@
+"""What every dataset loader shares: the error type, the `Dataset` record and its checks.
+
+Loaders read the real on-disk formats (the synthetic world is written in the same formats),
+check them, and hand back tidy tables. Bad input raises `DatasetError` with a message that
+names the file, the column and the first offending rows, so a user can fix the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+N_SHOWN = 5
+"""How many offending rows or ids an error message lists."""
+
+
+class DatasetError(ValueError):
+    """A dataset file is missing, malformed or inconsistent; the message says where."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One aesthetic dataset: an image table and a long table of individual ratings.
+
+    Attributes:
+        name: short name ("eva", "para").
+        root: the dataset folder.
+        images: one row per image: ``image_id`` (str), ``path`` (absolute str),
+            ``n_raters``, ``mean_score`` (the overall human mean), the rubric attribute
+            means ``quality``, ``composition``, ``colour``, then the dataset's other
+            attribute means.
+        ratings: one row per rater and image: ``image_id``, ``rater_id``, ``score``,
+            ``quality``, ``composition``, ``colour``, then the dataset's other columns.
+        score_range: the (lowest, highest) value of the overall rating scale.
+        attribute_ranges: the scale of every numeric rating column, by column name.
+    """
+
+    name: str
+    root: Path
+    images: pd.DataFrame
+    ratings: pd.DataFrame
+    score_range: tuple[float, float]
+    attribute_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def sample(self, n: int, seed: int = 0) -> Dataset:
+        """``n`` images stratified by quintile of ``mean_score``, ratings restricted to them.
+
+        The five quintiles get ``n // 5`` images each and the remainder goes to the middle
+        quintiles first, so the sample spans the whole range of the human mean like the
+        EVA-500 and PARA-500 subsets. The images keep their order in the dataset. Asking
+        for at least as many images as there are returns the whole dataset.
+        """
+        if n < 1:
+            raise ValueError(f"sample size must be positive, got {n}")
+        total = len(self.images)
+        if n >= total:
+            return self
+        rng = np.random.default_rng(seed)
+        ranks = self.images["mean_score"].rank(method="first").to_numpy()
+        quintile = np.minimum(((ranks - 1) * 5 // total).astype(int), 4)
+        sizes = np.bincount(quintile, minlength=5)
+        take = np.full(5, n // 5)
+        for q in (2, 1, 3, 0, 4)[: n % 5]:
+            take[q] += 1
+        # A quintile smaller than its share (tiny datasets) passes the rest on.
+        take = np.minimum(take, sizes)
+        for q in (2, 1, 3, 0, 4):
+            take[q] += min(n - int(take.sum()), int(sizes[q] - take[q]))
+        chosen: list[int] = []
+        for q in range(5):
+            members = np.flatnonzero(quintile == q)
+            chosen.extend(rng.choice(members, size=int(take[q]), replace=False).tolist())
+        keep = np.sort(np.asarray(chosen))
+        images = self.images.iloc[keep].reset_index(drop=True)
+        ids = set(images["image_id"])
+        ratings = self.ratings[self.ratings["image_id"].isin(ids)].reset_index(drop=True)
+        return Dataset(
+            name=self.name,
+            root=self.root,
+            images=images,
+            ratings=ratings,
+            score_range=self.score_range,
+            attribute_ranges=dict(self.attribute_ranges),
+        )
+
+
+def require_file(path: Path, what: str) -> Path:
+    """``path`` if it is a file, else a `DatasetError` saying what was expected there."""
+    if not path.is_file():
+        where = "missing" if not path.exists() else "not a file"
+        raise DatasetError(f"{path}: {what} is {where}")
+    return path
+
+
+def first_line(path: Path) -> str:
+    """The header line of a text file, without a UTF-8 byte-order mark."""
+    with path.open("r", encoding="utf-8-sig", errors="replace", newline="") as fh:
+        return fh.readline().rstrip("\r\n")
+
+
+def require_columns(df: pd.DataFrame, columns: list[str], path: Path) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        found = ", ".join(map(str, df.columns[:20]))
+        raise DatasetError(f"{path}: missing column(s) {', '.join(missing)} (found: {found})")
+
+
+def numeric_column(
+    df: pd.DataFrame,
+    column: str,
+    lo: float,
+    hi: float,
+    path: Path,
+    id_columns: list[str],
+    step: float | None = None,
+) -> pd.Series:
+    """Column ``column`` as floats in [lo, hi] (on a grid of ``step`` if given), or an error.
+
+    The error names the column, how many rows are bad, and the first few of them by file
+    line and id, so that a single stray value in a large file is easy to find.
+    """
+    raw = df[column]
+    if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
+        values = raw
+    else:
+        values = pd.to_numeric(raw, errors="coerce")
+    bad = values.isna() | (values < lo) | (values > hi)
+    if step is not None:
+        off_grid = ~np.isclose(values / step, np.round(values / step))
+        bad |= off_grid & ~values.isna()
+    if bad.any():
+        rows = np.flatnonzero(bad.to_numpy())
+        shown = []
+        for r in rows[:N_SHOWN]:
+            ids = ", ".join(f"{c}={df[c].iloc[r]}" for c in id_columns)
+            shown.append(f"line {r + 2} ({ids}): {str(df[column].iloc[r])!r}")
+        grid = f" in steps of {step:g}" if step is not None else ""
+        raise DatasetError(
+            f"{path}: column {column!r} has {len(rows)} value(s) outside "
+            f"{lo:g}-{hi:g}{grid} or not numbers; first: " + "; ".join(shown)
+        )
+    return values.astype(float)
+
+
+def check_duplicates(df: pd.DataFrame, keys: list[str], path: Path) -> None:
+    """Raise when a rater rated the same image twice."""
+    dup = df.duplicated(keys, keep=False)
+    if dup.any():
+        rows = np.flatnonzero(dup.to_numpy())
+        shown = [
+            "line {} ({})".format(r + 2, ", ".join(f"{k}={df[k].iloc[r]}" for k in keys))
+            for r in rows[:N_SHOWN]
+        ]
+        n_pairs = int(df[dup].drop_duplicates(keys).shape[0])
+        raise DatasetError(
+            f"{path}: {n_pairs} (rater, image) pair(s) appear more than once; first: "
+            + "; ".join(shown)
+        )
+
+
+def check_images_exist(images: pd.DataFrame, root: Path) -> None:
+    """Raise when image files named by the ratings are absent from disk."""
+    exists = np.fromiter((Path(p).is_file() for p in images["path"]), bool, len(images))
+    if not exists.all():
+        missing = images.loc[~exists, "image_id"].tolist()
+        first = ", ".join(map(str, missing[:N_SHOWN]))
+        example = images.loc[~exists, "path"].iloc[0]
+        raise DatasetError(
+            f"{root}: {len(missing)} of {len(images)} rated image(s) are missing on disk "
+            f"(first ids: {first}; expected for example {example})"
+        )
+
+
+def image_table(
+    ratings: pd.DataFrame, paths: pd.Series, means: dict[str, str], extra: dict[str, str]
+) -> pd.DataFrame:
+    """Per-image means of the rating columns, in order of first appearance.
+
+    Args:
+        ratings: the long table, with ``image_id`` and ``rater_id``.
+        paths: absolute image path per ``image_id``.
+        means: image column -> ratings column, averaged.
+        extra: image column -> ratings column, taken as the most frequent value (text).
+    """
+    grouped = ratings.groupby("image_id", sort=False)
+    table = pd.DataFrame({"image_id": list(grouped.groups)})
+    table["path"] = table["image_id"].map(paths)
+    table["n_raters"] = grouped["rater_id"].nunique().to_numpy()
+    for out, col in means.items():
+        table[out] = grouped[col].mean().to_numpy()
+    for out, col in extra.items():
+        table[out] = table["image_id"].map(_modes(ratings, col)).to_numpy()
+    return table
+
+
+def _modes(ratings: pd.DataFrame, column: str) -> pd.Series:
+    """The most frequent value of ``column`` per image (ties: the alphabetically first)."""
+    pairs = pd.DataFrame({"image_id": ratings["image_id"], "value": ratings[column].astype(str)})
+    counts = pairs.value_counts().rename("n").reset_index()
+    counts = counts.sort_values(["image_id", "n", "value"], ascending=[True, False, True])
+    top = counts.drop_duplicates("image_id")
+    return pd.Series(top["value"].to_numpy(), index=top["image_id"].to_numpy())
