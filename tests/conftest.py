@@ -1,0 +1,124 @@
+"""Shared fixtures: the simulated judge server as a real subprocess, and synthetic images.
+
+``sim_server`` (one per test session, no injected faults) and ``sim_server_factory``
+(servers with injected errors, stalls or latency, stopped after each test) both start
+``python -m judgepanel.cli sim-server --port 0 --port-file ...`` through
+``judgepanel.launcher`` and stop it at teardown, also when the test fails.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFilter
+
+from judgepanel.launcher import SimProcess, start_sim_server
+
+
+@pytest.fixture(scope="session")
+def sim_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimProcess]:
+    """A simulated judge server without injected faults; ``.base_url`` ends in ``/v1``."""
+    server = start_sim_server(seed=0, log_dir=tmp_path_factory.mktemp("sim-server"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def sim_server_factory(tmp_path: Path) -> Iterator[Callable[..., SimProcess]]:
+    """Start servers with flags such as ``error_rate=0.2, seed=3``; all stop at teardown."""
+    started: list[SimProcess] = []
+
+    def start(**flags: float) -> SimProcess:
+        server = start_sim_server(log_dir=tmp_path, **flags)
+        started.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.stop()
+
+
+def synthetic_scene(
+    seed: int = 0,
+    size: tuple[int, int] = (384, 288),
+    subject_x: float = 1 / 3,
+    subject_y: float = 0.55,
+) -> Image.Image:
+    """A small outdoor-like picture: graded sky, textured ground, a shaded round subject
+    with a trunk, and a few background shapes. Deterministic given ``seed``."""
+    rng = np.random.default_rng(seed)
+    w, h = size
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    horizon = 0.58 * h + 6.0 * np.sin(xx / w * 2 * np.pi * (1 + seed % 3))
+    sky_top = np.array([70, 120, 200], np.float32) + rng.integers(-20, 20, 3)
+    sky_low = np.array([190, 210, 235], np.float32)
+    t = (yy / h)[..., None]
+    img = sky_top * (1 - t) + sky_low * t
+    ground_col = np.array([80, 120, 50], np.float32) + rng.integers(-25, 25, 3)
+    coarse = rng.normal(0, 1, (h // 3, w // 3)).astype(np.float32)
+    texture = np.asarray(Image.fromarray(coarse, mode="F").resize((w, h), Image.BICUBIC))
+    ground = ground_col + 18.0 * texture[..., None]
+    img = np.where((yy > horizon)[..., None], ground, img)
+    pil = Image.fromarray(np.clip(img, 0, 255).astype(np.uint8))
+    draw = ImageDraw.Draw(pil)
+    for _ in range(3):  # distant shapes on the horizon
+        bx = int(rng.uniform(0.05, 0.95) * w)
+        bw, bh = int(rng.uniform(0.04, 0.1) * w), int(rng.uniform(0.05, 0.15) * h)
+        top = int(0.58 * h) - bh
+        draw.rectangle([bx, top, bx + bw, int(0.58 * h)], fill=(110, 110, 130))
+    cx, cy, r = subject_x * w, subject_y * h, 0.16 * h
+    hue = rng.uniform(0, 1)
+    base = np.array(
+        [200 + 50 * np.cos(2 * np.pi * hue), 90 + 40 * np.sin(2 * np.pi * hue), 60], np.float32
+    )
+    draw.rectangle([cx - 0.12 * r, cy, cx + 0.12 * r, cy + 1.6 * r], fill=(90, 60, 40))
+    for k in range(12, 0, -1):  # shaded disc: lighter toward the upper left
+        f = k / 12
+        col = tuple(int(c) for c in np.clip(base * (0.55 + 0.45 * (1 - f)), 0, 255))
+        off = (1 - f) * 0.3 * r
+        draw.ellipse(
+            [cx - f * r - off, cy - f * r - off, cx + f * r - off, cy + f * r - off], fill=col
+        )
+    return pil
+
+
+def jpeg_bytes_of(img: Image.Image, quality: int = 90) -> bytes:
+    buf = io.BytesIO()
+    img.convert("RGB").save(buf, format="JPEG", quality=quality)
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="session")
+def scene() -> Callable[..., Image.Image]:
+    """The ``synthetic_scene(seed, size, subject_x, subject_y)`` maker."""
+    return synthetic_scene
+
+
+@pytest.fixture(scope="session")
+def make_jpeg() -> Callable[..., bytes]:
+    """``make_jpeg(seed=0, size=(384, 288), quality=90, blur=0.0) -> bytes``: a JPEG of a
+    synthetic scene, optionally blurred before encoding."""
+
+    def make(
+        seed: int = 0, size: tuple[int, int] = (384, 288), quality: int = 90, blur: float = 0.0
+    ) -> bytes:
+        img = synthetic_scene(seed, size)
+        if blur > 0:
+            img = img.filter(ImageFilter.GaussianBlur(blur))
+        return jpeg_bytes_of(img, quality)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def jpeg_image(make_jpeg: Callable[..., bytes]) -> bytes:
+    """One 384x288 synthetic JPEG."""
+    return make_jpeg(seed=1)
