@@ -8,9 +8,10 @@ so that a plan of 100,000 calls does not hold 100,000 base64 images in memory.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import hashlib
-from dataclasses import astuple, dataclass, fields
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any
 
 Message = dict[str, Any]
@@ -27,6 +28,7 @@ KEY_FIELDS: tuple[str, ...] = (
     "rubric_sha",
     "prompt_hash",
 )
+_KEY_VALUES = operator.attrgetter(*KEY_FIELDS)  # as_tuple without astuple's deep copy
 
 
 @dataclass(frozen=True, order=True)
@@ -59,7 +61,7 @@ class CallKey:
     prompt_hash: str
 
     def as_tuple(self) -> tuple:
-        return astuple(self)
+        return _KEY_VALUES(self)
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -39,8 +39,12 @@ def _add_score_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per attempt")
     p.add_argument("--max-attempts", type=int, default=6, help="HTTP attempts per call")
     p.add_argument("--max-reasks", type=int, default=2, help="re-asks after an unreadable answer")
-    p.add_argument("--retry-failed", action="store_true", help="send calls recorded as failed again")
-    p.add_argument("--dry-run", action="store_true", help="print the plan and its cost, send nothing")
+    p.add_argument(
+        "--retry-failed", action="store_true", help="send calls recorded as failed again"
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the plan and its cost, send nothing"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress line")
 
 

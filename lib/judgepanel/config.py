@@ -28,11 +28,21 @@ def project_root() -> Path:
 
 @dataclass(frozen=True)
 class DatasetRef:
-    """A dataset a profile knows: its key in the store, its format and where it lives."""
+    """A dataset a profile knows: its key in the store, its format and where it lives.
+
+    Attributes:
+        name: the dataset's key in the profile and in the store.
+        kind: its format: ``eva``, ``para``, ``vab`` or ``visionq``.
+        root: its folder (for VisionQ, the benchmark root that image paths are relative to).
+        questions: VisionQ only: the question file, when it does not sit under ``root``.
+        eligible: VisionQ only: the file of eligible question ids, when not under ``root``.
+    """
 
     name: str
     kind: str
     root: Path
+    questions: Path | None = None
+    eligible: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -129,9 +139,7 @@ class Config:
             return self.profiles[name]
         except KeyError:
             known = ", ".join(self.profiles)
-            raise ConfigError(
-                f"{self.path}: no profile {name!r}; profiles are: {known}"
-            ) from None
+            raise ConfigError(f"{self.path}: no profile {name!r}; profiles are: {known}") from None
 
     def runs_of(self, profile: str) -> list[Run]:
         self.profile(profile)
@@ -174,10 +182,12 @@ def load_config(path: str | Path | None = None) -> Config:
     profiles: dict[str, Profile] = {}
     for name, spec in _require(raw, "profiles", str(path)).items():
         where = f"{path}: profile {name!r}"
-        datasets = {
-            key: DatasetRef(key, _require(d, "kind", f"{where} dataset {key!r}"), resolve(d["root"]))
-            for key, d in _require(spec, "datasets", where).items()
-        }
+        datasets = {}
+        for key, d in _require(spec, "datasets", where).items():
+            kind = _require(d, "kind", f"{where} dataset {key!r}")
+            root = resolve(_require(d, "root", f"{where} dataset {key!r}"))
+            extra = {k: resolve(d[k]) for k in ("questions", "eligible") if d.get(k)}
+            datasets[key] = DatasetRef(key, kind, root, **extra)
         families = dict(_require(spec, "families", where))
         predeclared = tuple(spec.get("predeclared", list(families)[:3]))
         unknown = [f for f in predeclared if f not in families]

@@ -1,0 +1,346 @@
+"""The async client against the real simulated judge server: clean runs, injected faults,
+re-asks, non-retryable errors, kill -9 and resume, retry-failed, running inside a loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from judgepanel.calls import CallSpec
+from judgepanel.client import ClientError, run_calls
+from judgepanel.config import Price, ScoringDesign
+from judgepanel.retry import RetryPolicy
+from judgepanel.scoring import plan_aesthetic
+from judgepanel.store import Store
+
+PRICES = {
+    "sim-aurora-v1": Price(0.30, 2.50),
+    "sim-basalt-v1": Price(0.20, 0.60),
+    "sim-cobalt-v1": Price(0.10, 0.30),
+}
+FAST = RetryPolicy(max_attempts=6, base=0.05, cap=0.4, max_server_delay=2.0)
+FAILURE_REASON = re.compile(
+    r"^(http (408|409|429|5\d\d) after \d+ attempts"
+    r"|timeout after \d+ attempts"
+    r"|connection error after \d+ attempts"
+    r"|unparseable: .+)$"
+)
+
+
+def make_images(folder: Path, n: int, size: tuple[int, int] = (96, 72)) -> pd.DataFrame:
+    """``n`` distinct small images (JPEG and PNG) with an image table for the planner."""
+    rng = np.random.default_rng(7)
+    rows = []
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        base = rng.integers(0, 255, size=3)
+        small = (max(2, size[1] // 8), max(2, size[0] // 8), 3)
+        arr = np.clip(base + rng.normal(0, 10 + 10 * i, size=small), 0, 255).astype(np.uint8)
+        img = Image.fromarray(arr).resize(size, Image.Resampling.BILINEAR)  # smooth, small files
+        path = folder / (f"im{i:03d}.jpg" if i % 2 == 0 else f"im{i:03d}.png")
+        img.save(path)
+        rows.append({"image_id": f"im{i:03d}", "path": str(path)})
+    return pd.DataFrame(rows)
+
+
+def simple_plan(
+    images: pd.DataFrame,
+    reps: int = 2,
+    dimension_r: int = 0,
+    families: dict[str, str] | None = None,
+) -> list[CallSpec]:
+    families = families or {"aurora": "sim-aurora-v1"}
+    design = ScoringDesign(holistic_k=reps, dimension_r=dimension_r, temperature=0.3)
+    return plan_aesthetic(images, families, design, dataset="eva")
+
+
+@pytest.fixture
+def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
+    return "sim-local"
+
+
+def keyset(df: pd.DataFrame) -> set[tuple]:
+    from judgepanel.calls import KEY_FIELDS
+
+    return set(df[list(KEY_FIELDS)].itertuples(index=False, name=None))
+
+
+def planned(specs: list[CallSpec]) -> set[tuple]:
+    return {s.key.as_tuple() for s in specs}
+
+
+def test_clean_run_scores_every_call(sim_server, tmp_path: Path, api_key: str) -> None:
+    images = make_images(tmp_path / "img", 3)
+    families = {"aurora": "sim-aurora-v1", "cobalt": "sim-cobalt-v1"}
+    specs = simple_plan(images, reps=2, dimension_r=1, families=families)
+    assert len(specs) == 3 * 2 * (2 + 5)
+    with Store(tmp_path / "s.sqlite") as store:
+        summary = run_calls(
+            specs, store, base_url=sim_server.base_url, prices=PRICES, progress=False
+        )
+        df = store.frame()
+        assert summary.planned == summary.sent == summary.ok == len(specs)
+        assert (summary.failed, summary.skipped, summary.retries) == (0, 0, 0)
+        assert not summary.stopped_by_budget
+        assert keyset(df) == planned(specs)
+        assert (df.status == "ok").all() and df.value.between(1, 10).all()
+        assert (df.attempts == 1).all()
+        # cost is the price applied to the usage the server reported
+        for row in df.itertuples():
+            assert row.prompt_tokens > 0 and row.completion_tokens > 0
+            price = PRICES[row.model]
+            assert row.cost == pytest.approx(price.cost(row.prompt_tokens, row.completion_tokens))
+        assert summary.spend == pytest.approx(store.spend())
+        # a second run finds everything checkpointed and sends nothing
+        again = run_calls(specs, store, base_url=sim_server.base_url, prices=PRICES, progress=False)
+        assert (again.skipped, again.sent) == (len(specs), 0)
+        assert store.count() == len(specs)
+
+
+@pytest.mark.timeout(180)
+def test_faults_end_ok_or_failed_with_reason(sim_server_factory, tmp_path: Path, api_key: str):
+    server = sim_server_factory(error_rate=0.3, malformed_rate=0.3, timeout_rate=0.05)
+    specs = simple_plan(make_images(tmp_path / "img", 6), reps=6)  # 36 calls
+    with Store(tmp_path / "s.sqlite") as store:
+        summary = run_calls(
+            specs,
+            store,
+            base_url=server.base_url,
+            prices=PRICES,
+            concurrency=12,
+            timeout=1.0,
+            max_attempts=6,
+            max_reasks=2,
+            policy=FAST,
+            progress=False,
+        )
+        df = store.frame()
+    assert keyset(df) == planned(specs)  # every planned call is recorded exactly once
+    assert summary.ok + summary.failed == len(specs) == len(df)
+    ok, failed = df[df.status == "ok"], df[df.status == "failed"]
+    assert len(ok) == summary.ok and len(failed) == summary.failed
+    assert ok.value.between(1, 10).all() and ok.value.notna().all()
+    assert failed.value.isna().all()  # never a placeholder score
+    assert all(FAILURE_REASON.match(r) for r in failed.reason), list(failed.reason)
+    # every attempt beyond a call's first is a counted retry (HTTP retries and re-asks)
+    assert summary.retries == int((df.attempts - 1).sum()) > 0
+    assert summary.reasks == int(df.reasks.sum()) > 0
+    assert (df.attempts <= 6).all() and (df.reasks <= 2).all()
+    # re-asked calls paid for every answered attempt
+    reasked = ok[ok.reasks > 0]
+    assert len(reasked) > 0
+    for row in reasked.itertuples():
+        assert row.cost == pytest.approx(
+            PRICES[row.model].cost(row.prompt_tokens, row.completion_tokens)
+        )
+
+
+def test_unknown_model_fails_at_once_without_retry(sim_server, tmp_path: Path, api_key: str):
+    specs = simple_plan(
+        make_images(tmp_path / "img", 1), reps=2, families={"ghost": "sim-ghost-v9"}
+    )
+    prices = {"sim-ghost-v9": Price(1.0, 1.0)}
+    with Store(tmp_path / "s.sqlite") as store:
+        summary = run_calls(
+            specs, store, base_url=sim_server.base_url, prices=prices, progress=False
+        )
+        df = store.frame()
+    assert summary.failed == 2 and summary.retries == 0
+    assert (df.attempts == 1).all()
+    assert all(re.match(r"^http 4\d\d: ", r) for r in df.reason), list(df.reason)
+    assert df.cost.sum() == 0
+
+
+def test_retry_failed_replaces_failures(sim_server_factory, sim_server, tmp_path: Path, api_key):
+    stalled = sim_server_factory(timeout_rate=1.0)
+    specs = simple_plan(make_images(tmp_path / "img", 2), reps=2)
+    with Store(tmp_path / "s.sqlite") as store:
+        first = run_calls(
+            specs,
+            store,
+            base_url=stalled.base_url,
+            prices=PRICES,
+            timeout=0.5,
+            max_attempts=1,
+            progress=False,
+        )
+        assert first.failed == len(specs)
+        assert set(store.frame().reason) == {"timeout after 1 attempts"}
+        # without --retry-failed, failures are checkpoints too: nothing is sent
+        kept = run_calls(specs, store, base_url=sim_server.base_url, prices=PRICES, progress=False)
+        assert (kept.skipped, kept.sent) == (len(specs), 0)
+        redo = run_calls(
+            specs,
+            store,
+            base_url=sim_server.base_url,
+            prices=PRICES,
+            progress=False,
+            retry_failed=True,
+        )
+        assert redo.sent == redo.ok == len(specs)
+        df = store.frame()
+    assert len(df) == len(specs) and (df.status == "ok").all()
+
+
+def test_missing_key_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    specs = simple_plan(make_images(tmp_path / "img", 1), reps=1)
+    with Store(tmp_path / "s.sqlite") as store, pytest.raises(ClientError, match="OPENAI_API_KEY"):
+        run_calls(specs, store, base_url="http://127.0.0.1:9/v1", prices=PRICES, progress=False)
+
+
+def test_duplicate_keys_are_a_planner_bug(tmp_path: Path, api_key: str) -> None:
+    specs = simple_plan(make_images(tmp_path / "img", 1), reps=1)
+    with Store(tmp_path / "s.sqlite") as store, pytest.raises(ClientError, match="twice"):
+        run_calls(specs + specs, store, prices=PRICES, progress=False)
+
+
+def test_missing_price_is_refused_before_sending(tmp_path: Path, api_key: str) -> None:
+    specs = simple_plan(make_images(tmp_path / "img", 1), reps=1)
+    with Store(tmp_path / "s.sqlite") as store, pytest.raises(ClientError, match="no price"):
+        run_calls(specs, store, prices={}, progress=False)
+    assert Store(tmp_path / "s.sqlite").count() == 0
+
+
+def test_unreadable_image_is_recorded_not_sent(sim_server, tmp_path: Path, api_key: str):
+    images = make_images(tmp_path / "img", 2)
+    Path(images.path[1]).unlink()
+    specs = simple_plan(images, reps=1)
+    with Store(tmp_path / "s.sqlite") as store:
+        summary = run_calls(
+            specs, store, base_url=sim_server.base_url, prices=PRICES, progress=False
+        )
+        df = store.frame().set_index("item")
+    assert (summary.ok, summary.failed) == (1, 1)
+    assert df.loc["im001", "reason"].startswith("request not built: FileNotFoundError")
+    assert df.loc["im001", "attempts"] == 0
+
+
+def test_run_calls_inside_a_running_loop(sim_server, tmp_path: Path, api_key: str) -> None:
+    """A notebook kernel already runs an event loop; the sync wrapper must still work."""
+    specs = simple_plan(make_images(tmp_path / "img", 1), reps=3)
+
+    async def inside() -> int:
+        with Store(tmp_path / "s.sqlite") as store:
+            return run_calls(
+                specs, store, base_url=sim_server.base_url, prices=PRICES, progress=False
+            ).ok
+
+    assert asyncio.run(inside()) == 3
+
+
+KILL_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import pandas as pd
+    from judgepanel.client import run_calls
+    from judgepanel.config import Price, ScoringDesign
+    from judgepanel.scoring import plan_aesthetic
+    from judgepanel.store import Store
+
+    base_url, store_path, table = sys.argv[1:4]
+    images = pd.read_csv(table)
+    design = ScoringDesign(holistic_k=10, dimension_r=0, temperature=0.3)
+    specs = plan_aesthetic(images, {"aurora": "sim-aurora-v1"}, design, dataset="eva")
+    with Store(store_path) as store:
+        run_calls(specs, store, base_url=base_url, concurrency=4,
+                  prices={"sim-aurora-v1": Price(0.3, 2.5)}, progress=False)
+    """
+)
+
+
+@pytest.mark.timeout(180)
+def test_kill_and_resume(sim_server_factory, tmp_path: Path, api_key: str) -> None:
+    """kill -9 mid-run, then resume: the final keys are exactly the plan, nothing twice, and
+    nothing checkpointed before the kill is sent again."""
+    server = sim_server_factory(latency_ms=150)
+    images = make_images(tmp_path / "img", 6)
+    table = tmp_path / "images.csv"
+    images.to_csv(table, index=False)
+    specs = simple_plan(images, reps=10)  # 60 calls, ~2.3 s at 4 in flight
+    store_path = tmp_path / "s.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILL_SCRIPT, server.base_url, str(store_path), str(table)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "OPENAI_API_KEY": api_key},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        n = 0
+        while time.monotonic() < deadline and proc.poll() is None:
+            if store_path.exists():
+                try:
+                    con = sqlite3.connect(store_path, timeout=5)
+                    n = con.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+                    con.close()
+                except sqlite3.OperationalError:
+                    n = 0  # the schema is still being created
+                if n >= 12:
+                    break
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read().decode()
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+
+    with Store(store_path) as store:
+        before = store.frame().set_index(["item", "repetition"])
+        assert 12 <= len(before) < len(specs)
+        summary = run_calls(specs, store, base_url=server.base_url, prices=PRICES, progress=False)
+        after = store.frame()
+    assert keyset(after) == planned(specs)
+    assert len(after) == len(specs)  # the primary key holds: no duplicates
+    # the resume skipped exactly what was committed before the kill and sent only the rest
+    assert summary.skipped == len(before)
+    assert summary.sent == len(specs) - len(before)
+    kept = after.set_index(["item", "repetition"]).loc[before.index]
+    assert (kept.created_at == before.created_at).all()
+    assert (kept.answer == before.answer).all()
+
+
+@pytest.mark.timeout(120)
+def test_retry_after_is_honoured_and_failures_recorded(
+    sim_server_factory, tmp_path: Path, api_key: str
+) -> None:
+    """Every request answered 429 (Retry-After: 1 s) or 500: calls fail after their
+    attempts with the last error as reason; a 429 is followed by a wait of at least the
+    server's 1 s, although our own back-off here never exceeds 0.4 s."""
+    server = sim_server_factory(error_rate=1.0)
+    specs = simple_plan(make_images(tmp_path / "img", 2), reps=6)
+    with Store(tmp_path / "s.sqlite") as store:
+        summary = run_calls(
+            specs,
+            store,
+            base_url=server.base_url,
+            prices=PRICES,
+            concurrency=4,
+            max_attempts=2,
+            policy=RetryPolicy(max_attempts=2, base=0.05, cap=0.4, max_server_delay=5.0),
+            progress=False,
+        )
+        df = store.frame()
+    assert summary.failed == len(specs) == len(df) and summary.ok == 0
+    assert summary.retries == len(specs)
+    assert all(re.fullmatch(r"http (429|500) after 2 attempts", r) for r in df.reason)
+    assert (df.attempts == 2).all() and df.value.isna().all() and (df.cost == 0).all()
+    waited = df.latency_s >= 1.0
+    assert waited.any() and (~waited).any()

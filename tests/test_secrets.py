@@ -1,0 +1,101 @@
+"""The API key never leaves the environment: not in the store file, the command's output,
+the recorded failure reasons, or error messages."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from judgepanel.client import api_key_from_env, scrub
+
+KEY = "sk-jp-DISTINCTIVE-9f3c7e21a4b86d05"
+
+
+def store_bytes(store: Path) -> bytes:
+    """The store file with its WAL and shared-memory companions."""
+    data = b""
+    for suffix in ("", "-wal", "-shm"):
+        p = Path(str(store) + suffix)
+        if p.exists():
+            data += p.read_bytes()
+    return data
+
+
+def test_scrub() -> None:
+    text = f"Incorrect API key provided: {KEY}; header Authorization: Bearer {KEY}"
+    out = scrub(text, KEY)
+    assert KEY not in out and "sk-jp" not in out
+    assert "[redacted]" in out
+    # key-shaped tokens are removed even when they are not the current key
+    assert "sk-other1234567" not in scrub("bad key sk-other1234567 given", KEY)
+    assert scrub("Bearer abc.def", None) == "Bearer [redacted]"
+
+
+def test_missing_key_message_names_the_variable_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "   ")
+    with pytest.raises(Exception, match="OPENAI_API_KEY is not set"):
+        api_key_from_env()
+
+
+@pytest.mark.timeout(240)
+def test_key_appears_nowhere(sim_server_factory, tmp_path: Path, monkeypatch, capsys) -> None:
+    from test_scoring_cli import write_eva, write_runs_file
+
+    from judgepanel.cli import main
+
+    server = sim_server_factory(error_rate=0.3, malformed_rate=0.4, timeout_rate=0.05)
+    runs = write_runs_file(tmp_path, write_eva(tmp_path / "eva"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=server.base_url, PYTHONUNBUFFERED="1")
+    outputs = []
+    command = [sys.executable, "-m", "judgepanel.cli", "score", "--run", "t-eva"]
+    for extra in (
+        # faults with few attempts, so failures with reasons are recorded; progress shown
+        ["--timeout", "1", "--max-attempts", "2", "--max-reasks", "0"],
+        # an endpoint that refuses connections: every attempt fails
+        ["--base-url", "http://127.0.0.1:9/v1", "--max-attempts", "1", "--retry-failed"],
+    ):
+        res = subprocess.run(
+            [*command, "--runs-file", str(runs), *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=200,
+        )
+        outputs.append(res.stdout + res.stderr)
+    # the dry run, status and export, in this process with the same environment
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    store = tmp_path / "store.sqlite"
+    export = tmp_path / "calls.csv"
+    for argv in (
+        ["score", "--run", "t-eva", "--runs-file", str(runs), "--dry-run"],
+        ["status", "--store", str(store)],
+        ["status", "--store", str(store), "--json"],
+        ["export", "--store", str(store), "--out", str(export)],
+    ):
+        assert main(argv) == 0
+        captured = capsys.readouterr()
+        outputs.append(captured.out + captured.err)
+
+    from judgepanel.store import Store
+
+    with Store(store) as s:
+        df = s.frame()
+    failed = df[df.status == "failed"]
+    assert len(failed) > 0  # the check below covers real failure reasons
+    assert any("connection error" in r for r in failed.reason)
+    for text in outputs:
+        assert KEY not in text
+    assert KEY.encode() not in store_bytes(store)
+    assert KEY not in export.read_text()
+    assert not any(KEY in str(r) for r in df.reason)
+    assert not any(KEY in str(a) for a in df.answer)
+    # the simulated server's log never saw it printed either
+    log = getattr(server, "log_path", None)
+    if log is not None and Path(log).exists():
+        assert KEY not in Path(log).read_text(errors="replace")

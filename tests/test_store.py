@@ -1,0 +1,204 @@
+"""The SQLite checkpoint store: round trip, WAL, completed keys, failed-row replacement."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judgepanel.calls import KEY_FIELDS, CallKey
+from judgepanel.store import CallResult, Store, StoreError, export_command, status_command
+
+
+def key(item: str = "img1", rep: int = 0, dataset: str = "eva", **kw) -> CallKey:
+    fields = {
+        "dataset": dataset,
+        "item": item,
+        "family": "aurora",
+        "model": "sim-aurora-v1",
+        "kind": "holistic",
+        "dimension": "",
+        "repetition": rep,
+        "temperature": 0.3,
+        "rubric_sha": "r" * 64,
+        "prompt_hash": "p" * 64,
+    }
+    fields.update(kw)
+    return CallKey(**fields)
+
+
+OK = CallResult(
+    status="ok",
+    answer='{"score": 7, "reason": "é sharp"}',
+    parsed={"score": 7, "reason": "é sharp"},
+    value=7.0,
+    prompt_tokens=900,
+    completion_tokens=20,
+    cost=0.00032,
+    latency_s=0.2,
+    attempts=2,
+    reasks=1,
+    finish_reason="stop",
+    seed=123,
+)
+FAILED = CallResult(status="failed", reason="http 500 after 6 attempts", attempts=6, cost=0.0)
+
+
+def test_round_trip_and_wal(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        assert store.journal_mode == "wal"
+        store.record(key(), OK)
+        store.record(key(rep=1), FAILED)
+        df = store.frame()
+    assert list(df.columns[: len(KEY_FIELDS)]) == list(KEY_FIELDS)
+    assert len(df) == 2
+    ok = df[df.status == "ok"].iloc[0]
+    assert ok.value == 7.0
+    assert json.loads(ok.parsed) == {"score": 7, "reason": "é sharp"}
+    assert ok.answer == OK.answer
+    assert (ok.prompt_tokens, ok.completion_tokens, ok.attempts, ok.reasks) == (900, 20, 2, 1)
+    assert ok.temperature == 0.3 and ok.repetition == 0
+    assert ok.created_at.endswith("+00:00")
+    bad = df[df.status == "failed"].iloc[0]
+    assert pd.isna(bad.value) and pd.isna(bad.parsed)
+    assert bad.reason == "http 500 after 6 attempts"
+    # the WAL mode is a property of the file: a fresh connection sees it
+    con = sqlite3.connect(tmp_path / "s.sqlite")
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "1"
+    con.close()
+
+
+def test_completed_keys(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        store.record(key("a"), OK)
+        store.record(key("b"), FAILED)
+        store.record(key("c", dataset="para"), OK)
+        store.record(key("d", temperature=0.7), OK)
+        all_keys = store.completed_keys()
+        assert all_keys == {
+            key("a").as_tuple(),
+            key("b").as_tuple(),
+            key("c", dataset="para").as_tuple(),
+            key("d", temperature=0.7).as_tuple(),
+        }
+        assert store.completed_keys("eva", include_failed=False) == {
+            key("a").as_tuple(),
+            key("d", temperature=0.7).as_tuple(),
+        }
+        assert store.completed_keys("para") == {key("c", dataset="para").as_tuple()}
+        # temperature is part of the key: the same call at 0.3 is not the one at 0.7
+        assert key("d", temperature=0.3).as_tuple() not in all_keys
+        assert store.is_completed(key("a")) and not store.is_completed(key("zz"))
+
+
+def test_failed_rows_are_replaced_ok_rows_never(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        store.record(key("a"), FAILED)
+        store.record(key("a"), OK)  # --retry-failed: the failure is replaced
+        store.record(key("b"), OK)
+        store.record(key("b"), FAILED)  # an ok answer is never overwritten
+        other = CallResult(status="ok", answer="{}", parsed={"score": 2}, value=2.0)
+        store.record(key("b"), other)
+        df = store.frame().set_index("item")
+        assert store.count() == 2
+    assert df.loc["a", "status"] == "ok" and df.loc["a", "value"] == 7.0
+    assert df.loc["b", "status"] == "ok" and df.loc["b", "value"] == 7.0
+
+
+def test_frame_filters_and_spend(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        store.record(key("a"), OK)
+        store.record(key("a", kind="dimension", dimension="colour"), OK)
+        store.record(key("b", dataset="para"), FAILED)
+        assert len(store.frame(dataset="eva")) == 2
+        assert set(store.frame(kinds=["dimension"]).dimension) == {"colour"}
+        assert list(store.frame(status="failed").item) == ["b"]
+        assert store.spend() == pytest.approx(2 * OK.cost)
+        assert store.spend("para") == 0.0
+        empty = store.frame(dataset="nothing")
+        assert len(empty) == 0 and "value" in empty.columns
+
+
+def test_rejects_a_foreign_file(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    con.execute("INSERT INTO meta VALUES ('schema_version', '99')")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreError, match="schema version 99"):
+        Store(path)
+    with pytest.raises(FileNotFoundError):
+        Store(tmp_path / "missing.sqlite", readonly=True)
+
+
+def test_committed_rows_survive_kill(tmp_path: Path) -> None:
+    """A process killed right after its commits (no close, no checkpoint) loses nothing."""
+    path = tmp_path / "s.sqlite"
+    code = f"""
+import os, signal
+from judgepanel.store import Store, CallResult
+from judgepanel.calls import CallKey
+s = Store({str(path)!r})
+for i in range(50):
+    s.record(CallKey('eva', f'i{{i}}', 'f', 'm', 'holistic', '', 0, 0.3, '', ''),
+             CallResult(status='ok', parsed={{'score': 5}}, value=5.0))
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True)
+    assert proc.returncode == -9
+    with Store(path) as store:
+        assert store.count() == 50
+
+
+class Args:
+    def __init__(self, **kw) -> None:
+        self.__dict__.update(kw)
+
+
+def test_status_and_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        store.record(key("a"), OK)
+        store.record(key("b"), FAILED)
+    assert status_command(Args(store=path, json=True)) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["calls"], info["ok"], info["failed"]) == (2, 1, 1)
+    assert info["failures"] == [{"reason": "http 500 after 6 attempts", "n": 1}]
+    assert info["rubrics"] == [{"rubric_sha": "r" * 64, "n": 2}]
+    assert info["spend"] == pytest.approx(OK.cost)
+    assert status_command(Args(store=path, json=False)) == 0
+    text = capsys.readouterr().out
+    assert "failures by reason" in text and "http 500 after 6 attempts" in text
+    for suffix in ("csv", "parquet"):
+        out = tmp_path / f"calls.{suffix}"
+        assert export_command(Args(store=path, out=out)) == 0
+        df = pd.read_csv(out) if suffix == "csv" else pd.read_parquet(out)
+        assert len(df) == 2 and {"value", "reason", "cost"} <= set(df.columns)
+    assert export_command(Args(store=path, out=tmp_path / "x.xlsx")) == 1
+    assert status_command(Args(store=tmp_path / "none.sqlite", json=False)) == 1
+
+
+def test_second_sender_is_refused(tmp_path: Path) -> None:
+    """Two processes sending into one store would pay for every call twice."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as first, Store(path) as second:
+        with first.sending():
+            lock = second.sending()
+            with pytest.raises(StoreError, match="another process"):
+                lock.__enter__()
+        with second.sending():  # released when the first is done
+            pass
+
+
+def test_key_tuple_matches_the_dataclass() -> None:
+    from dataclasses import astuple
+
+    k = key("x", rep=3)
+    assert k.as_tuple() == astuple(k)
