@@ -1,0 +1,233 @@
+"""Loader for VisionQ-Bench questions in the released JSON-lines layout.
+
+The release keeps one question a line in ``data/benchmark/test_questions.jsonl``; its
+``image_paths`` are relative to the benchmark's image root (the "bench" folder of the
+downloaded dataset), one crop per choice in choice order. Eligibility flags live outside
+the question file, so they come in as a separate list of ids. The same loader reads the
+synthetic benchmark, which is written in exactly that layout.
+
+Every bad input raises :class:`DatasetError` naming the file, the line and the question.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgepanel.datasets._common import DatasetError
+from judgepanel.visionq.parse import LETTERS
+from judgepanel.visionq.taxonomy import load_taxonomy
+
+REQUIRED_FIELDS: tuple[str, ...] = (
+    "id",
+    "paper_id",
+    "question",
+    "choices",
+    "answer",
+    "methods",
+    "image_paths",
+    "leaf_name",
+    "leaf_path",
+    "v5_taxonomy_axis",
+    "v5_taxonomy_leaf",
+)
+"""Fields every question line must have."""
+
+MIN_CHOICES, MAX_CHOICES = 2, 4
+
+QUESTION_COLUMNS: tuple[str, ...] = (
+    "id",
+    "paper_id",
+    "fig_id",
+    "row",
+    "question",
+    "choices",
+    "n_choices",
+    "answer",
+    "gold",
+    "methods",
+    "image_paths",
+    "image_files",
+    "axis",
+    "leaf",
+    "leaf_known",
+    "leaf_name",
+    "leaf_path",
+    "line",
+)
+"""Columns of :func:`load_visionq`'s frame, in order."""
+
+
+QUESTIONS_FILE = Path("data/benchmark/test_questions.jsonl")
+ELIGIBLE_FILE = Path("data/benchmark/eligible_ids.txt")
+
+
+def bench_files(root: str | Path) -> tuple[Path, Path | None]:
+    """The question file under a benchmark folder, and its eligibility list if present.
+
+    The synthetic benchmark keeps both at the released relative paths
+    (``data/benchmark/test_questions.jsonl``, ``data/benchmark/eligible_ids.txt``).
+    """
+    base = Path(root)
+    eligible = base / ELIGIBLE_FILE
+    return base / QUESTIONS_FILE, (eligible if eligible.is_file() else None)
+
+
+def read_id_list(source: str | Path | Iterable[str]) -> set[str]:
+    """Question ids from an iterable, or from a file (one id a line, or a JSON list).
+
+    Raises:
+        DatasetError: the file is missing or its JSON is not a list of strings.
+    """
+    if isinstance(source, str | Path):
+        path = Path(source)
+        if not path.is_file():
+            raise DatasetError(f"{path}: eligibility file not found")
+        text = path.read_text(encoding="utf-8-sig")
+        if text.lstrip().startswith("["):
+            try:
+                ids = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path}: not valid JSON: {exc}") from exc
+            if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+                raise DatasetError(f"{path}: expected a JSON list of question ids")
+            return set(ids)
+        return {line.strip() for line in text.splitlines() if line.strip()}
+    return {str(i) for i in source}
+
+
+def _fail(path: Path, lineno: int, qid: str | None, message: str) -> DatasetError:
+    who = f" (question {qid!r})" if qid else ""
+    return DatasetError(f"{path}:{lineno}{who}: {message}")
+
+
+def _check_question(
+    obj: Any, path: Path, lineno: int, root: Path, axes: tuple[str, ...]
+) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise _fail(path, lineno, None, "expected a JSON object")
+    qid = obj.get("id") if isinstance(obj.get("id"), str) else None
+    missing = [f for f in REQUIRED_FIELDS if f not in obj or obj[f] is None]
+    if missing:
+        raise _fail(path, lineno, qid, f"missing field(s) {', '.join(missing)}")
+    if not qid:
+        raise _fail(path, lineno, None, "field 'id' must be a non-empty string")
+    choices = obj["choices"]
+    if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+        raise _fail(path, lineno, qid, "field 'choices' must be a list of strings")
+    n = len(choices)
+    if not MIN_CHOICES <= n <= MAX_CHOICES:
+        raise _fail(path, lineno, qid, f"{n} choices; expected {MIN_CHOICES} to {MAX_CHOICES}")
+    expected = [f"({c})" for c in LETTERS[:n]]
+    if [c.strip().upper() for c in choices] != expected:
+        raise _fail(path, lineno, qid, f"choices {choices} are not {expected}")
+    answer = obj["answer"]
+    if not isinstance(answer, str) or answer.strip().upper() not in expected:
+        raise _fail(path, lineno, qid, f"answer {answer!r} is not one of the choices {choices}")
+    images = obj["image_paths"]
+    if not isinstance(images, list) or not all(isinstance(p, str) and p for p in images):
+        raise _fail(path, lineno, qid, "field 'image_paths' must be a list of paths")
+    if len(images) != n:
+        raise _fail(path, lineno, qid, f"{len(images)} image_paths for {n} choices")
+    methods = obj["methods"]
+    if not isinstance(methods, list):
+        raise _fail(path, lineno, qid, "field 'methods' must be a list")
+    files = []
+    for rel in images:
+        file = root / rel
+        if not file.is_file():
+            raise _fail(path, lineno, qid, f"image {rel!r} not found under {root}")
+        files.append(str(file.resolve()))
+    axis = obj["v5_taxonomy_axis"]
+    if axis not in axes:
+        raise _fail(
+            path, lineno, qid, f"unknown taxonomy axis {axis!r}; expected one of {list(axes)}"
+        )
+    return {
+        "id": qid,
+        "paper_id": str(obj["paper_id"]),
+        "fig_id": str(obj.get("fig_id") or ""),
+        "row": str(obj.get("row") or ""),
+        "question": str(obj["question"]),
+        "choices": list(choices),
+        "n_choices": n,
+        "answer": answer.strip().upper(),
+        "gold": answer.strip().upper()[1],
+        "methods": [str(m) for m in methods],
+        "image_paths": list(images),
+        "image_files": files,
+        "axis": axis,
+        "leaf": str(obj["v5_taxonomy_leaf"]),
+        "leaf_name": str(obj["leaf_name"]),
+        "leaf_path": list(obj["leaf_path"]) if isinstance(obj["leaf_path"], list) else [],
+        "line": lineno,
+    }
+
+
+def load_visionq(
+    questions_jsonl: str | Path,
+    bench_root: str | Path,
+    eligible_ids: str | Path | Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Read VisionQ questions, check them, and keep the eligible ones.
+
+    Args:
+        questions_jsonl: the question file (one JSON object a line; blank lines skipped).
+        bench_root: the folder ``image_paths`` are relative to.
+        eligible_ids: ids to keep (an iterable, or a file with one id a line or a JSON
+            list); None keeps every question.
+
+    Returns:
+        One row per question, columns ``QUESTION_COLUMNS``: ``gold`` is the answer letter
+        ("B"), ``image_files`` the absolute crop paths, ``axis``/``leaf`` the taxonomy
+        labels (``leaf_known`` says whether the packaged taxonomy has that leaf), and
+        ``methods`` is kept for analysis only (never shown to a judge).
+
+    Raises:
+        DatasetError: bad JSON, a missing field, a missing image, an answer outside the
+            choices, fewer than 2 or more than 4 choices, image_paths not matching the
+            choices, an unknown taxonomy axis, a duplicate id, or an eligible id that is
+            not in the file.
+    """
+    path = Path(questions_jsonl)
+    root = Path(bench_root)
+    if not path.is_file():
+        raise DatasetError(f"{path}: question file not found")
+    if not root.is_dir():
+        raise DatasetError(f"{root}: benchmark image root is not a folder")
+    taxonomy = load_taxonomy()
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    with path.open(encoding="utf-8-sig") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise _fail(path, lineno, None, f"not valid JSON: {exc.msg}") from exc
+            row = _check_question(obj, path, lineno, root, taxonomy.axes)
+            if row["id"] in seen:
+                raise _fail(
+                    path, lineno, row["id"], f"duplicate id (first on line {seen[row['id']]})"
+                )
+            seen[row["id"]] = lineno
+            row["leaf_known"] = taxonomy.has_leaf(row["axis"], row["leaf"])
+            rows.append(row)
+    frame = pd.DataFrame(rows, columns=list(QUESTION_COLUMNS))
+    if eligible_ids is not None:
+        keep = read_id_list(eligible_ids)
+        unknown = sorted(keep - set(frame["id"]))
+        if unknown:
+            raise DatasetError(
+                f"{path}: {len(unknown)} eligible id(s) not in the question file, "
+                f"e.g. {unknown[:3]}"
+            )
+        frame = frame[frame["id"].isin(keep)].reset_index(drop=True)
+    frame["n_choices"] = frame["n_choices"].astype(int)
+    frame["line"] = frame["line"].astype(int)
+    return frame

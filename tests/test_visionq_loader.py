@@ -1,0 +1,144 @@
+"""The VisionQ loader on fixtures in the released JSON-lines layout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from judgepanel.datasets import DatasetError, load_visionq
+
+
+def _question(qid: str, n: int = 3, answer: str = "(B)", **over) -> dict:
+    paper, fig, row = qid.split("__")
+    paths = [f"{paper}/figures/{fig}/crops/bbox_{i:02d}_m{i}.png" for i in range(n)]
+    q = {
+        "id": qid,
+        "paper_id": paper,
+        "fig_id": fig,
+        "row": row,
+        "question": "Which method demonstrates better sharpness?",
+        "choices": [f"({c})" for c in "ABCD"[:n]],
+        "answer": answer,
+        "answer_known": True,
+        "methods": [f"Method {i}" for i in range(n)],
+        "image_paths": paths,
+        "leaf_name": "Blur",
+        "leaf_path": ["Image Appearance", "Blur"],
+        "v5_taxonomy_axis": "Image Appearance",
+        "v5_taxonomy_leaf": "Blur",
+    }
+    q.update(over)
+    return q
+
+
+def _write(root: Path, questions: list[dict], *, raw_lines: list[str] | None = None) -> Path:
+    for q in questions:
+        for rel in q.get("image_paths") or []:
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if not p.exists():
+                Image.new("RGB", (40, 30), (90, 120, 150)).save(p)
+    qfile = root / "data" / "benchmark" / "test_questions.jsonl"
+    qfile.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(q) for q in questions] + (raw_lines or [])
+    qfile.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return qfile
+
+
+GOOD = [
+    _question("paper_0001__fig_2_p3__row_1", 3, "(B)"),
+    _question("paper_0001__fig_2_p3__row_2", 2, "(A)"),
+    _question(
+        "paper_0002__fig_5_p6__b",
+        4,
+        "(D)",
+        leaf_name="Landmark Fidelity",
+        leaf_path=["Reference Fidelity", "Landmark Fidelity"],
+        v5_taxonomy_axis="Reference Fidelity",
+        v5_taxonomy_leaf="Landmark Fidelity",
+    ),
+]
+
+
+def test_reads_the_released_layout(tmp_path):
+    qfile = _write(tmp_path, GOOD)
+    frame = load_visionq(qfile, tmp_path)
+    assert frame["id"].tolist() == [q["id"] for q in GOOD]
+    assert frame["n_choices"].tolist() == [3, 2, 4]
+    assert frame["gold"].tolist() == ["B", "A", "D"]
+    assert frame["answer"].tolist() == ["(B)", "(A)", "(D)"]
+    assert frame["axis"].tolist() == ["Image Appearance"] * 2 + ["Reference Fidelity"]
+    assert frame["leaf_known"].all()
+    first = frame.iloc[0]
+    assert first["image_paths"][0] == "paper_0001/figures/fig_2_p3/crops/bbox_00_m0.png"
+    assert Path(first["image_files"][0]).is_absolute()
+    assert Path(first["image_files"][0]).is_file()
+    assert first["methods"] == ["Method 0", "Method 1", "Method 2"]
+
+
+def test_eligible_ids_filter_from_iterable_text_file_and_json(tmp_path):
+    qfile = _write(tmp_path, GOOD)
+    keep = [GOOD[0]["id"], GOOD[2]["id"]]
+    text = tmp_path / "eligible.txt"
+    text.write_text("\n".join(keep) + "\n\n", encoding="utf-8")
+    js = tmp_path / "eligible.json"
+    js.write_text(json.dumps(keep), encoding="utf-8")
+    for source in (keep, text, js, str(text)):
+        assert load_visionq(qfile, tmp_path, source)["id"].tolist() == keep
+    with pytest.raises(DatasetError, match="not in the question file"):
+        load_visionq(qfile, tmp_path, ["paper_9__f__r"])
+
+
+def test_blank_lines_are_skipped(tmp_path):
+    qfile = _write(tmp_path, GOOD, raw_lines=["", "   "])
+    assert len(load_visionq(qfile, tmp_path)) == 3
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (_question("p_1__f__r", 3, "(E)"), r"answer '\(E\)' is not one of the choices"),
+        (_question("p_1__f__r", 3, "B"), r"answer 'B' is not one of the choices"),
+        (_question("p_1__f__r", 5, "(B)", choices=[f"({c})" for c in "ABCDE"]), "5 choices"),
+        (_question("p_1__f__r", 1, "(A)"), "1 choices; expected 2 to 4"),
+        (
+            _question("p_1__f__r", 3, "(B)", image_paths=["p_1/a.png", "p_1/b.png"]),
+            "2 image_paths for 3 choices",
+        ),
+        (
+            _question("p_1__f__r", 3, "(B)", v5_taxonomy_axis="Colour Science"),
+            "unknown taxonomy axis",
+        ),
+        ({k: v for k, v in _question("p_1__f__r").items() if k != "methods"}, "missing field"),
+    ],
+)
+def test_malformed_questions_name_file_line_and_id(tmp_path, bad, message):
+    qfile = _write(tmp_path, [GOOD[0], bad])
+    with pytest.raises(DatasetError, match=message) as err:
+        load_visionq(qfile, tmp_path)
+    assert f"{qfile}:2" in str(err.value)
+    assert "p_1__f__r" in str(err.value)
+
+
+def test_bad_json_and_missing_image(tmp_path):
+    qfile = _write(tmp_path, GOOD[:1], raw_lines=['{"id": "x", '])
+    with pytest.raises(DatasetError, match=r"test_questions\.jsonl:2: not valid JSON"):
+        load_visionq(qfile, tmp_path)
+    qfile = _write(tmp_path, GOOD[:1])
+    (tmp_path / GOOD[0]["image_paths"][1]).unlink()
+    with pytest.raises(
+        DatasetError,
+        match=r":1 \(question 'paper_0001__fig_2_p3__row_1'\).*bbox_01_m1\.png' not found",
+    ):
+        load_visionq(qfile, tmp_path)
+
+
+def test_duplicate_ids_and_missing_paths(tmp_path):
+    qfile = _write(tmp_path, [GOOD[0], GOOD[0]])
+    with pytest.raises(DatasetError, match="duplicate id"):
+        load_visionq(qfile, tmp_path)
+    with pytest.raises(DatasetError, match="question file not found"):
+        load_visionq(tmp_path / "nope.jsonl", tmp_path)
