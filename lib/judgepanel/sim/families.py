@@ -40,8 +40,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-DIMENSIONS: tuple[str, ...] = ("quality", "composition", "colour", "distinctiveness", "emotion")
-"""Rubric dimensions (same order as ``judgepanel.prompts.DIMENSIONS``)."""
+from judgepanel.prompts import DIMENSIONS
+from judgepanel.sim.calibration import ideal_weights
 
 SHARED_ERROR = 0.35
 """Share of the per-image error variance common to all families (correlated errors)."""
@@ -287,6 +287,8 @@ class Family:
         preferred_slot: the slot it is pulled toward: 0 = first, -1 = last.
         cue_acuity: 0-1, how sharply the family reads single cues (for criterion
             questions about one property, e.g. "which panel is less noisy").
+        training: 0-1, the share of the trained read-out (``calibration``) in its evidence;
+            the rest is its own cue weighting.
     """
 
     name: str
@@ -302,6 +304,7 @@ class Family:
     position_bias: float
     preferred_slot: int
     cue_acuity: Mapping[str, float] = field(default_factory=dict)
+    training: float = 0.7
 
     # -- evidence ----------------------------------------------------------------------
 
@@ -309,14 +312,22 @@ class Family:
         return c * self.defect_gain if c < 0 else c
 
     def evidence(self, features: Mapping[str, float]) -> dict[str, float]:
-        """The family's noiseless pixel evidence per dimension, standardised to about unit
-        scale (a weighted sum of its shaped cues divided by the weights' norm)."""
+        """The family's noiseless pixel evidence per dimension, on about unit scale.
+
+        A blend of the trained read-out shared by all families (``calibration``: what
+        looking at many pictures teaches) and the family's own cue weighting (its
+        character), in the proportion ``training``.
+        """
         cv = cues(features)
+        trained = ideal_weights()
         out = {}
         for dim in DIMENSIONS:
             w = self.weights[dim]
             norm = math.sqrt(sum(x * x for x in w.values())) or 1.0
-            out[dim] = sum(wt * self._shape(cv[k]) for k, wt in w.items()) / norm
+            own = sum(wt * self._shape(cv[k]) for k, wt in w.items()) / norm
+            readout = sum(wt * cv[k] for k, wt in trained[dim].items())
+            t = self.training
+            out[dim] = t * readout + (1.0 - t) * own
         return out
 
     def systematic_error(self, digest: str, dim: str) -> float:
@@ -461,6 +472,7 @@ FAMILIES: dict[str, Family] = {
     "aurora": Family(
         name="aurora",
         model_id="sim-aurora-v1",
+        training=0.85,
         character="the generalist: most skilled overall, generous, heavy use of 7 and 8",
         skill=_w(quality=0.85, composition=0.7, colour=0.8, distinctiveness=0.4, emotion=0.35),
         weights={
@@ -496,6 +508,7 @@ FAMILIES: dict[str, Family] = {
     "basalt": Family(
         name="basalt",
         model_id="sim-basalt-v1",
+        training=0.8,
         character="the technician: reads sharpness, noise and compression best; weak on "
         "composition; taste dominated by technical quality; compressed scale",
         skill=_w(quality=0.92, composition=0.45, colour=0.6, distinctiveness=0.3, emotion=0.25),
@@ -529,6 +542,7 @@ FAMILIES: dict[str, Family] = {
     "cobalt": Family(
         name="cobalt",
         model_id="sim-cobalt-v1",
+        training=0.75,
         character="the colourist: strong on colour and tone but loves saturation without "
         "limit; harsh, uses the whole scale; strong pull toward the first slot",
         skill=_w(quality=0.72, composition=0.5, colour=0.88, distinctiveness=0.35, emotion=0.35),
@@ -563,6 +577,7 @@ FAMILIES: dict[str, Family] = {
     "dune": Family(
         name="dune",
         model_id="sim-dune-v1",
+        training=0.8,
         character="the compositionist: strong on placement, balance, clutter and tilt; blind "
         "to noise; taste led by composition and mood; sticks to the middle of the scale",
         skill=_w(quality=0.7, composition=0.85, colour=0.55, distinctiveness=0.4, emotion=0.4),
@@ -599,6 +614,7 @@ FAMILIES: dict[str, Family] = {
     "ember": Family(
         name="ember",
         model_id="sim-ember-v1",
+        training=0.65,
         character="the impressionist: least skilled, strong halo, taste led by emotion, "
         "expansive scale, most sampling noise, strongest position bias",
         skill=_w(quality=0.68, composition=0.45, colour=0.55, distinctiveness=0.3, emotion=0.4),

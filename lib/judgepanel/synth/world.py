@@ -99,12 +99,12 @@ EVA_WORLD = WorldSpec(
     name="eva",
     tag=1,
     weights={
-        "quality": 0.25,
-        "composition": 0.25,
-        "colour": 0.20,
+        "quality": 0.30,
+        "composition": 0.30,
+        "colour": 0.25,
         "distinctiveness": 0.30,
-        "emotion": 0.35,
-        "hidden": 0.50,
+        "emotion": 0.30,
+        "hidden": 0.35,
     },
     attributes={
         "quality": {"quality": 1.0},
@@ -487,7 +487,58 @@ def write_world(spec: WorldSpec, out: Path, n_images: int, seed: int) -> Path:
     _write_images(sim, tmp)
     _write_truth(sim, out / TRUTH_DIR)
     _publish(tmp, final)
+    _write_manifest(
+        out / TRUTH_DIR,
+        spec.folder,
+        {"seed": seed, "n_images": n_images, "measured": measure(spec, sim, final)},
+    )
     return final
+
+
+def visible_share(spec: WorldSpec) -> float:
+    """Share of the variance of the consensus (``w . latents``) explained by the three
+    clearly visible latents, from the weights and the latent correlations."""
+    w = _unit_mix(spec.weights)
+    vis = [LATENTS.index(k) for k in ("quality", "composition", "colour")]
+    cov = LATENT_CORRELATION
+    beta = np.linalg.solve(cov[np.ix_(vis, vis)], cov[vis] @ w)
+    return float(beta @ cov[np.ix_(vis, vis)] @ beta)
+
+
+def measure(spec: WorldSpec, sim: SimulatedWorld, folder: Path) -> dict:
+    """What the written world turned out to be, read back through the real loader.
+
+    Nothing here is a target: the numbers are measured after the fact and kept in the
+    truth manifest, so the world card can point at them instead of quoting them.
+    """
+    from judgepanel.datasets import load_dataset
+    from judgepanel.stats import noise_ceiling, spearman
+
+    ds = load_dataset(spec.name, str(folder))
+    img = ds.images
+    per_image = img["n_raters"]
+    truth = sim.images.set_index(sim.images["image_id"].astype(str))
+    if spec.name == "para":  # PARA's loader keys images by their file name
+        truth = sim.images.set_index(sim.images["file"].astype(str).str.split("/").str[-1])
+    truth = truth.reindex(img["image_id"].astype(str))
+    ceiling = noise_ceiling(ds.ratings, n_splits=50, seed=0)
+    y = img["mean_score"].to_numpy(float)
+    return {
+        "ratings": len(ds.ratings),
+        "raters_per_image": [int(per_image.min()), int(per_image.max())],
+        "mean_of_image_means": round(float(y.mean()), 3),
+        "sd_of_image_means": round(float(y.std(ddof=1)), 3),
+        "split_half_spearman": round(ceiling.split_half_r, 3),
+        "noise_ceiling": round(ceiling.ceiling, 3),
+        "visible_share_of_consensus_variance": round(visible_share(spec), 3),
+        "spearman_mean_score_with_attribute_means": {
+            a: round(spearman(y, img[a].to_numpy(float)), 3)
+            for a in ("quality", "composition", "colour")
+        },
+        "spearman_mean_score_with_latents": {
+            k: round(spearman(y, truth[k].to_numpy(float)), 3) for k in LATENTS
+        },
+    }
 
 
 def _write_external(kind: str, out: Path, seed: int) -> Path:
