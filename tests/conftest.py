@@ -122,3 +122,21 @@ def make_jpeg() -> Callable[..., bytes]:
 def jpeg_image(make_jpeg: Callable[..., bytes]) -> bytes:
     """One 384x288 synthetic JPEG."""
     return make_jpeg(seed=1)
+
+
+@pytest.fixture(scope="session")
+def small_project(tmp_path_factory: pytest.TempPathFactory, sim_server: SimProcess):
+    """A small synthetic world, its runs file and a store scored by the simulated judges."""
+    import os
+
+    from small_project import build_small_project
+
+    saved = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = "sim-test-key"
+    try:
+        return build_small_project(tmp_path_factory.mktemp("small-project"), sim_server.base_url)
+    finally:
+        if saved is None:
+            os.environ.pop("OPENAI_API_KEY", None)
+        else:
+            os.environ["OPENAI_API_KEY"] = saved

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import logging
 import os
 import random
@@ -88,6 +89,10 @@ class RunSummary:
     reasks: int = 0
     aborted: str = ""
     unsent: int = 0
+
+    def as_row(self) -> dict[str, object]:
+        """The summary as one table row."""
+        return dataclasses.asdict(self)
 
     def line(self) -> str:
         """One human-readable line."""

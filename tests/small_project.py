@@ -1,0 +1,103 @@
+"""A small scored project for executing the notebooks in tests.
+
+It writes a small synthetic world (40 images per scoring world, a few dozen VAB sets and
+VisionQ questions), a runs file whose profile points at it with a light scoring design,
+and scores everything against the real simulated judge server. The notebooks then run
+through papermill exactly as in ``judgepanel report``, only on less data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from judgepanel.config import Config, load_config, project_root
+from judgepanel.synth.vab import write_vab
+from judgepanel.synth.visionq import write_visionq
+from judgepanel.synth.world import write_worlds
+
+FAMILIES = {
+    "aurora": "sim-aurora-v1",
+    "basalt": "sim-basalt-v1",
+    "cobalt": "sim-cobalt-v1",
+    "dune": "sim-dune-v1",
+    "ember": "sim-ember-v1",
+}
+SEED = 7
+
+
+@dataclass(frozen=True)
+class SmallProject:
+    """Paths of the small project; ``config`` is its parsed runs file."""
+
+    root: Path
+    runs_file: Path
+    store: Path
+    outputs: Path
+    config: Config
+
+
+def runs_yaml(root: Path) -> dict:
+    """A runs file for the small world: the demo's families and prices, a light design."""
+    main = yaml.safe_load((project_root() / "papermill_runs.yaml").read_text())
+    synth = root / "synth"
+    return {
+        "profiles": {
+            "test": {
+                "description": "Small simulated project for the tests.",
+                "simulated": True,
+                "store": str(root / "store.sqlite"),
+                "datasets": {
+                    "eva": {"kind": "eva", "root": str(synth / "synth-eva")},
+                    "para": {"kind": "para", "root": str(synth / "synth-para")},
+                    "vab": {"kind": "vab", "root": str(synth / "synth-vab")},
+                    "visionq": {"kind": "visionq", "root": str(synth / "synth-visionq")},
+                },
+                "families": FAMILIES,
+                "predeclared": ["aurora", "basalt", "cobalt"],
+                "concurrency": 16,
+                "max_cost": 20.0,
+            }
+        },
+        "scoring": {
+            "eva": {"holistic_k": 6, "dimension_r": 2, "temperature": 0.3, "n_images": 40},
+            "para": {"holistic_k": 5, "dimension_r": 2, "temperature": 0.3, "n_images": 40},
+            "vab": {"holistic_k": 2, "dimension_r": 1, "temperature": 0.3},
+        },
+        "prices": main["prices"],
+        "parameters": {"n_resamples": 300, "seed": 0, "n_jobs": 1},
+        "runs": {
+            "test-eva": {"profile": "test", "dataset": "eva",
+                         "notebooks": main["runs"]["demo-eva"]["notebooks"]},
+            "test-para": {"profile": "test", "dataset": "para",
+                          "notebooks": main["runs"]["demo-para"]["notebooks"]},
+            "test-headroom": {"profile": "test", "datasets": ["eva", "para"],
+                              "notebooks": main["runs"]["demo-headroom"]["notebooks"],
+                              "parameters": {"n_partitions": 3}},
+            "test-vab": {"profile": "test", "dataset": "vab",
+                         "notebooks": main["runs"]["demo-vab"]["notebooks"],
+                         "parameters": {"vab_balanced": False}},
+            "test-visionq": {"profile": "test", "dataset": "visionq",
+                             "notebooks": main["runs"]["demo-visionq"]["notebooks"],
+                             "parameters": {"visionq_rotations": 2}},
+        },
+    }
+
+
+def build_small_project(root: Path, base_url: str) -> SmallProject:
+    """Write the small world and runs file under ``root`` and score every run's dataset."""
+    from judgepanel.scoring import score_run
+
+    synth = root / "synth"
+    write_worlds(synth, n_images=40, seed=SEED, only=("eva", "para"))
+    write_vab(synth / "synth-vab", SEED, n_tasks=24)
+    write_visionq(synth / "synth-visionq", SEED, n_papers=12)
+    runs_file = root / "papermill_runs.yaml"
+    runs_file.write_text(yaml.safe_dump(runs_yaml(root), sort_keys=False))
+    for run in ("test-eva", "test-para", "test-vab", "test-visionq"):
+        summary = score_run(run, runs_file=runs_file, base_url=base_url, progress=False)
+        assert summary.failed == 0 and not summary.stopped_by_budget, summary
+    return SmallProject(root, runs_file, root / "store.sqlite", root / "outputs",
+                        load_config(runs_file))
