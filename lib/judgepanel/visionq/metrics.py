@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,11 +37,15 @@ from judgepanel.stats import (
     wilson,
 )
 from judgepanel.visionq.parse import LETTERS
+from judgepanel.visionq.protocol import rotations_for
 
 REQUIRED: tuple[str, ...] = ("id", "pred", "gold", "n_choices", "axis", "leaf", "paper")
 UNPARSED = "unparsed"
 EXACT_BELOW = 25
 """McNemar uses the exact binomial test when fewer discordant pairs than this."""
+FEW_PAPERS = 10
+"""Groups (axes, leaves) resting on fewer papers than this are flagged as thin: with
+questions clustered in papers, their intervals are wide and conclusions indicative."""
 
 
 def judge_column(preds: pd.DataFrame) -> str | None:
@@ -234,6 +238,69 @@ def per_leaf_accuracy(preds: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
     return accuracy_table(preds, ["axis", "leaf"], **kwargs)
 
 
+def thin_groups(
+    table: pd.DataFrame, by: str | Sequence[str] = "axis", *, min_papers: int = FEW_PAPERS
+) -> pd.DataFrame:
+    """The groups of an accuracy table that rest on fewer than ``min_papers`` papers.
+
+    Args:
+        table: :func:`accuracy_table` output grouped by ``by`` (any judges).
+        by: the grouping column(s).
+        min_papers: the threshold (``FEW_PAPERS`` by default).
+
+    Returns:
+        One row per thin group: the ``by`` columns, ``n`` (questions), ``n_papers`` and
+        ``ci_width`` (mean paper-bootstrap CI width over judges), fewest papers first.
+    """
+    keys = _as_list(by)
+    groups = table.assign(ci_width=table["ci_high"] - table["ci_low"]).groupby(keys, sort=False)
+    out = groups.agg(
+        n=("n", "first"), n_papers=("n_papers", "first"), ci_width=("ci_width", "mean")
+    )
+    out = out.reset_index()
+    out = out[out["n_papers"] < min_papers]
+    return out.sort_values(["n_papers", "n"], kind="stable").reset_index(drop=True)
+
+
+def call_coverage(preds: pd.DataFrame) -> pd.DataFrame:
+    """Per judge: planned calls, and how many were answered, read, unreadable or missing.
+
+    Uses the ``answered`` column of :func:`predictions_from_store` (absent: every row
+    counts as answered). An unreadable or failed call and a call never made are all
+    incorrect answers in every accuracy; this table only says which is which.
+
+    Returns:
+        judge, questions, calls, answered, parsed, unparsed (answered, no letter),
+        missing (never answered), parsed_share (of all planned calls).
+    """
+    frame = check_predictions(preds)
+    judge = judge_column(frame)
+    answered = (
+        frame["answered"].astype(bool)
+        if "answered" in frame.columns
+        else pd.Series(True, index=frame.index)
+    )
+    frame = frame.assign(_answered=answered)
+    rows = []
+    for labels, sub in _groups(frame, [judge] if judge else []):
+        calls = len(sub)
+        parsed = int(sub["parsed"].sum())
+        n_answered = int(sub["_answered"].sum())
+        rows.append(
+            {
+                **labels,
+                "questions": int(sub["id"].nunique()),
+                "calls": calls,
+                "answered": n_answered,
+                "parsed": parsed,
+                "unparsed": int((sub["_answered"] & ~sub["parsed"]).sum()),
+                "missing": calls - n_answered,
+                "parsed_share": parsed / calls,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 # --------------------------------------------------------------------------- position
 
 
@@ -266,8 +333,9 @@ def letter_frequencies(preds: pd.DataFrame, *, rotation: int | None = 0) -> pd.D
     predicted shares to 1 (its gold share is 0).
 
     Returns:
-        judge, n_choices, letter, n_questions, pred_n, pred_share, gold_n, gold_share,
-        excess (pred_share - gold_share).
+        judge, n_choices, letter, n_questions, pred_n, pred_share, pred_low, pred_high
+        (Wilson 95% interval of pred_share), gold_n, gold_share, excess
+        (pred_share - gold_share).
     """
     frame = _select_rotation(shown_letters(preds), rotation)
     judge = judge_column(frame)
@@ -280,6 +348,7 @@ def letter_frequencies(preds: pd.DataFrame, *, rotation: int | None = 0) -> pd.D
         for letter in letters:
             pred_n = int((pred == letter).sum())
             gold_n = int((sub["gold_shown"] == letter).sum())
+            low, high = wilson(pred_n, n)
             rows.append(
                 {
                     **labels,
@@ -287,6 +356,8 @@ def letter_frequencies(preds: pd.DataFrame, *, rotation: int | None = 0) -> pd.D
                     "n_questions": n,
                     "pred_n": pred_n,
                     "pred_share": pred_n / n,
+                    "pred_low": low,
+                    "pred_high": high,
                     "gold_n": gold_n,
                     "gold_share": gold_n / n,
                     "excess": (pred_n - gold_n) / n,
@@ -317,18 +388,59 @@ def _last_letter_row(sub: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def last_letter_accuracy(preds: pd.DataFrame, *, rotation: int | None = 0) -> pd.DataFrame:
+def _last_letter_delta_ci(
+    sub: pd.DataFrame, n_resamples: int, seed: int, confidence: float
+) -> tuple[float, float]:
+    """Paper-bootstrap CI of acc_gold_last - acc_gold_other (resamples lacking a group skipped)."""
+    last = np.array([LETTERS[n - 1] for n in sub["n_choices"]], dtype=object)
+    gold_last = (sub["gold_shown"].to_numpy(dtype=object) == last).astype(float)
+    correct = sub["correct"].to_numpy(dtype=float)
+    paper_of, counts = paper_counts(sub["paper"].astype(str).to_numpy(), n_resamples, seed)
+    k = counts.shape[1]
+
+    def per_paper(weights: np.ndarray) -> np.ndarray:
+        return np.bincount(paper_of, weights=weights, minlength=k)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc_last = (counts @ per_paper(correct * gold_last)) / (counts @ per_paper(gold_last))
+        acc_other = (counts @ per_paper(correct * (1 - gold_last))) / (
+            counts @ per_paper(1 - gold_last)
+        )
+    delta = acc_last - acc_other
+    delta = delta[np.isfinite(delta)]
+    if delta.size == 0:
+        return float("nan"), float("nan")
+    return percentile_ci(delta, confidence)
+
+
+def last_letter_accuracy(
+    preds: pd.DataFrame,
+    *,
+    rotation: int | None = 0,
+    n_resamples: int = 0,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
     """Accuracy when the gold answer is the last shown letter vs when it is not.
 
     ``delta`` = acc_gold_last - acc_gold_other; ``last_excess`` = share of questions
-    answered with the last letter minus the share whose gold is the last letter.
+    answered with the last letter minus the share whose gold is the last letter. With
+    ``n_resamples`` > 0, ``delta_ci_low``/``delta_ci_high`` give a paper-bootstrap
+    interval of ``delta`` (the same paper draws as :func:`accuracy_table`; resamples in
+    which one of the two groups is empty are skipped).
     """
     frame = _select_rotation(shown_letters(preds), rotation)
     judge = judge_column(frame)
     keys = [judge] if judge else []
-    return pd.DataFrame(
-        [{**labels, **_last_letter_row(sub)} for labels, sub in _groups(frame, keys)]
-    )
+    rows = []
+    for labels, sub in _groups(frame, keys):
+        row = {**labels, **_last_letter_row(sub)}
+        if n_resamples > 0:
+            row["delta_ci_low"], row["delta_ci_high"] = _last_letter_delta_ci(
+                sub, n_resamples, seed, confidence
+            )
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _bias_distance(sub: pd.DataFrame) -> dict[str, float]:
@@ -520,9 +632,10 @@ def rotation_debiasing(
     every answer, so its ``n`` is the number of calls, not of questions.
 
     Returns:
-        judge, protocol, n, calls (answers paid for), accuracy, ci_low, ci_high (paper
-        bootstrap), last_excess, tv, chi2_p, and for ``vote`` the paired difference to
-        ``single``: delta, delta_ci_low, delta_ci_high.
+        judge, protocol, n, calls (answers paid for), calls_per_question (calls over the
+        questions asked at rotation 0: the cost against one call each), accuracy, ci_low,
+        ci_high (paper bootstrap), last_excess, tv, chi2_p, and for ``vote`` the paired
+        difference to ``single``: delta, delta_ci_low, delta_ci_high.
     """
     frame = check_predictions(preds)
     if "rotation" not in frame.columns:
@@ -554,6 +667,7 @@ def rotation_debiasing(
                     "protocol": protocol,
                     "n": int(acc["n"]),
                     "calls": calls,
+                    "calls_per_question": calls / len(single) if len(single) else float("nan"),
                     "accuracy": acc["accuracy"],
                     "ci_low": acc["ci_low"],
                     "ci_high": acc["ci_high"],
@@ -582,22 +696,52 @@ def rotation_debiasing(
 
 
 def predictions_from_store(
-    calls: pd.DataFrame, questions: pd.DataFrame, *, judge: str = "family"
+    calls: pd.DataFrame,
+    questions: pd.DataFrame,
+    *,
+    judge: str = "family",
+    families: Mapping[str, str] | None = None,
+    rotations: int | None = None,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Predictions table from a store frame (``kind == "visionq"``) and the question table.
 
-    Every (judge, question) gets a rotation-0 row, and every rotation recorded for that
-    question under any judge is expected of every judge: calls that failed or were never
-    made become null predictions, so the denominator stays all questions.
+    Every (judge, question) gets a row for each rotation it should have been asked in, so
+    the denominator stays all questions: calls that failed, could not be read or were never
+    made become null predictions.
 
     Args:
         calls: ``Store.frame(...)`` rows; ``repetition`` is the rotation, ``parsed`` the
             JSON written by the VisionQ protocol (``{"letter": "B", ...}``).
         questions: :func:`judgepanel.datasets.load_visionq` output.
         judge: the store column naming the judge (``family`` or ``model``).
+        families: family name -> model id. When given, only calls of those families with
+            that model count, and every family gets rows even if it has no answer yet.
+        rotations: the plan's ``rotations`` (see :func:`~judgepanel.visionq.rotations_for`;
+            0 = all). When given, the rotations expected of a question are exactly the
+            planned ones and answers at other rotations are ignored; when None, they are
+            rotation 0 plus every rotation recorded for the question under any judge.
+        seed: the plan's seed (it draws the rotations when ``rotations`` is partial).
+
+    Returns:
+        judge, id, rotation, pred (released letter or null), gold, n_choices, axis, leaf,
+        paper, answered (a call is in the store, whatever its status).
+
+    Raises:
+        ValueError: the store answers an unknown question id, or holds two answers for one
+            (judge, question, rotation), e.g. from two temperatures or prompt versions;
+            select one of them before calling.
     """
     q = questions.set_index("id")
     calls = calls[calls["kind"] == "visionq"] if "kind" in calls.columns else calls
+    if families is not None:
+        if judge != "family":
+            raise ValueError("families= selects by the family column; use judge='family'")
+        wanted = calls["family"].map(lambda f: families.get(f))
+        if "model" in calls.columns:
+            calls = calls[calls["model"] == wanted]
+        else:
+            calls = calls[wanted.notna()]
     unknown = sorted(set(calls["item"]) - set(q.index))
     if unknown:
         raise ValueError(f"store holds answers for unknown question id(s): {unknown[:5]}")
@@ -606,15 +750,30 @@ def predictions_from_store(
         letter = None
         if row.status == "ok" and isinstance(row.parsed, str):
             letter = json.loads(row.parsed).get("letter")
-        letters[(getattr(row, judge), row.item, int(row.repetition))] = letter
-    rotations: dict[str, set[int]] = {qid: {0} for qid in q.index}
-    for _, item, rot in letters:
-        rotations[item].add(rot)
-    judges = sorted(set(calls[judge])) if len(calls) else []
+        key = (getattr(row, judge), row.item, int(row.repetition))
+        if key in letters:
+            raise ValueError(
+                f"the store holds two answers for {judge} {key[0]!r}, question {key[1]!r}, "
+                f"rotation {key[2]} (different temperature or prompt?); select one set first"
+            )
+        letters[key] = letter
+    if rotations is not None:
+        expected = {
+            qid: set(rotations_for(str(qid), int(n), int(rotations), seed))
+            for qid, n in q["n_choices"].items()
+        }
+    else:
+        expected = {qid: {0} for qid in q.index}
+        for _, item, rot in letters:
+            expected[item].add(rot)
+    if families is not None:
+        judges = list(families)
+    else:
+        judges = sorted(set(calls[judge])) if len(calls) else []
     rows = []
     for j in judges:
         for qid, meta in q.iterrows():
-            for rot in sorted(rotations[qid]):
+            for rot in sorted(expected[qid]):
                 rows.append(
                     {
                         "judge": j,
@@ -629,4 +788,16 @@ def predictions_from_store(
                         "answered": (j, qid, rot) in letters,
                     }
                 )
-    return pd.DataFrame(rows)
+    columns = [
+        "judge",
+        "id",
+        "rotation",
+        "pred",
+        "gold",
+        "n_choices",
+        "axis",
+        "leaf",
+        "paper",
+        "answered",
+    ]
+    return pd.DataFrame(rows, columns=columns)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -22,6 +21,7 @@ import pandas as pd
 
 from judgepanel.calls import CallKey, CallSpec, Message, seed_from_key
 from judgepanel.prompts import bytes_data_url, messages_hash
+from judgepanel.visionq.cache import CompositeCache, file_identity
 from judgepanel.visionq.composite import composite_png
 from judgepanel.visionq.parse import LETTERS, choice_letters, parse_letter
 
@@ -83,8 +83,13 @@ def rotations_for(qid: str, n_choices: int, rotations: int, seed: int) -> list[i
     return [0, *sorted(int(r) for r in extra)]
 
 
-@lru_cache(maxsize=16)
-def _composite_url(files: tuple[str, ...]) -> str:
+COMPOSITE_CACHE = CompositeCache()
+"""The cache :func:`plan_calls` uses unless given its own: a composite is rendered once and
+served to every family (see :mod:`judgepanel.visionq.cache`)."""
+
+
+def composite_url(files: Sequence[str]) -> str:
+    """The composite of ``files`` (in panel order) as a PNG data URL, rendered afresh."""
     return bytes_data_url(composite_png(list(files)), "image/png")
 
 
@@ -100,9 +105,10 @@ def _parser(n_choices: int, rotation: int):
     return parse
 
 
-def _builder(text: str, files: tuple[str, ...]):
+def _builder(text: str, qid: str, rotation: int, files: tuple[str, ...], cache: CompositeCache):
     def build() -> list[Message]:
-        return visionq_messages(text, _composite_url(files))
+        key = (qid, rotation, file_identity(files))
+        return visionq_messages(text, cache.get(key, lambda: composite_url(files)))
 
     return build
 
@@ -115,6 +121,7 @@ def plan_calls(
     temperature: float = 0.3,
     rotations: int = 0,
     seed: int = 0,
+    cache: CompositeCache | None = None,
 ) -> list[CallSpec]:
     """Every VisionQ call for ``questions`` x ``families`` x rotations.
 
@@ -127,6 +134,9 @@ def plan_calls(
         rotations: 0 = every cyclic rotation (K = n_choices); k = rotation 0 plus k - 1
             others drawn with ``seed``.
         seed: seed of that draw.
+        cache: where built composites are kept; None = the shared ``COMPOSITE_CACHE``.
+            Families are the innermost loop of the plan, so the calls that share a
+            composite are sent one after another and it is rendered once.
 
     Returns:
         CallSpecs of kind ``visionq`` with ``repetition`` = rotation; the prompt hash
@@ -138,6 +148,7 @@ def plan_calls(
     missing = [c for c in needed if c not in questions.columns]
     if missing:
         raise ValueError(f"questions lack column(s) {missing}")
+    cache = COMPOSITE_CACHE if cache is None else cache
     specs: list[CallSpec] = []
     for q in questions.itertuples(index=False):
         n = int(q.n_choices)
@@ -167,7 +178,7 @@ def plan_calls(
                 specs.append(
                     CallSpec(
                         key=key,
-                        build=_builder(text, shown_files),
+                        build=_builder(text, q.id, r, shown_files, cache),
                         parse=_parser(n, r),
                         max_tokens=MAX_TOKENS,
                         seed=seed_from_key(key),

@@ -1,0 +1,127 @@
+"""The composite cache: one render per (question, rotation), bounded, and never stale."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pytest
+from PIL import Image
+
+from judgepanel.config import Price
+from judgepanel.visionq import CompositeCache, composite_url, file_identity, plan_calls
+
+FAMILIES = {f: f"sim-{f}-v1" for f in ("aurora", "basalt", "cobalt", "dune", "ember")}
+
+
+@pytest.fixture()
+def questions(tmp_path) -> pd.DataFrame:
+    rows = []
+    for q, n in enumerate((2, 3, 4)):
+        qid = f"cvpr2025_000{q}__fig_1__row_1"
+        rel, files = [], []
+        for i in range(n):
+            path = tmp_path / qid / f"bbox_{i}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            Image.new("RGB", (64, 48), (30 * (i + 1), 60 + 20 * q, 150)).save(path)
+            rel.append(f"{qid}/{path.name}")
+            files.append(str(path))
+        rows.append(
+            {
+                "id": qid,
+                "question": "Which method demonstrates better sharpness?",
+                "n_choices": n,
+                "image_files": files,
+                "image_paths": rel,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _url(spec) -> str:
+    return spec.build()[0]["content"][0]["image_url"]["url"]
+
+
+def test_each_composite_is_rendered_once_for_all_families(questions):
+    cache = CompositeCache()
+    specs = plan_calls(questions, FAMILIES, cache=cache)
+    assert len(specs) == (2 + 3 + 4) * 5
+    urls = {}
+    for spec in specs:
+        urls.setdefault((spec.key.item, spec.key.repetition), set()).add(_url(spec))
+    stats = cache.stats()
+    assert stats.misses == 9 == len(urls)  # 2 + 3 + 4 rotations
+    assert stats.hits == len(specs) - 9
+    assert all(len(u) == 1 for u in urls.values()), "every family sees the same composite"
+    # the cached composite is the one rendered afresh from the rotated crops
+    spec = next(
+        s for s in specs if s.key.repetition == 1 and s.key.item.endswith("2__fig_1__row_1")
+    )
+    files = questions.iloc[2]["image_files"]
+    assert _url(spec) == composite_url([files[1], files[2], files[3], files[0]])
+
+
+def test_lru_bounds_by_entries_and_bytes():
+    cache = CompositeCache(max_entries=2, max_bytes=25)
+    built = []
+
+    def make(value):
+        def build():
+            built.append(value)
+            return value
+
+        return build
+
+    assert cache.get("a", make("a" * 10)) == "a" * 10
+    cache.get("b", make("b" * 10))
+    cache.get("a", make("never"))  # a hit makes "a" the most recent
+    cache.get("c", make("c" * 10))  # over both bounds: "b" (least recent) goes
+    assert built == ["a" * 10, "b" * 10, "c" * 10]
+    assert cache.stats().evictions == 1 and len(cache) == 2
+    cache.get("b", make("b" * 10))
+    assert built[-1] == "b" * 10, "an evicted key is rendered again"
+    big = cache.get("big", make("x" * 30))  # larger than max_bytes: returned, not kept
+    assert big == "x" * 30 and "big" not in cache._data
+    stats = cache.stats()
+    assert stats.nbytes <= 25 and stats.entries <= 2
+    with pytest.raises(ValueError):
+        CompositeCache(max_entries=0)
+
+
+def test_a_rewritten_crop_is_rendered_again(questions):
+    cache = CompositeCache()
+    spec = plan_calls(questions.head(1), {"aurora": "m"}, rotations=1, cache=cache)[0]
+    before = _url(spec)
+    path = questions.iloc[0]["image_files"][0]
+    identity = file_identity([path])[0]
+    Image.new("RGB", (64, 48), (250, 250, 0)).save(path)
+    os.utime(path, ns=(identity[2] + 10**9, identity[2] + 10**9))
+    after = _url(spec)
+    assert after != before and cache.stats().misses == 2
+
+
+def test_a_missing_crop_fails_the_build_with_its_name(questions, tmp_path):
+    spec = plan_calls(questions.head(1), {"aurora": "m"}, rotations=1, cache=CompositeCache())[0]
+    os.remove(questions.iloc[0]["image_files"][1])
+    with pytest.raises(FileNotFoundError, match=r"bbox_1\.png"):
+        spec.build()
+
+
+def test_the_scoring_path_renders_each_composite_once(questions, sim_server, tmp_path, monkeypatch):
+    from judgepanel.client import run_calls
+    from judgepanel.store import Store
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    cache = CompositeCache()
+    specs = plan_calls(questions, FAMILIES, cache=cache)
+    prices = {m: Price(0.1, 0.1) for m in FAMILIES.values()}
+    summary = run_calls(
+        specs,
+        Store(tmp_path / "s.sqlite"),
+        base_url=sim_server.base_url,
+        prices=prices,
+        concurrency=8,
+        progress=False,
+    )
+    assert summary.ok == len(specs)
+    assert cache.stats().misses == 9
