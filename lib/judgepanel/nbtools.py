@@ -158,7 +158,8 @@ def forest(
     else:
         fig = ax.figure
     y = np.arange(len(rows))[::-1]
-    err = np.vstack([rows[estimate] - rows[low], rows[high] - rows[estimate]])
+    # A percentile interval need not contain the full-sample estimate; draw what exists.
+    err = np.clip(np.vstack([rows[estimate] - rows[low], rows[high] - rows[estimate]]), 0, None)
     ax.errorbar(rows[estimate], y, xerr=err, fmt="o", color="#1f4e79", capsize=3, lw=1.4)
     ax.axvline(reference, color="0.4", ls="--", lw=1)
     ax.set_yticks(y)
