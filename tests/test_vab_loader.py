@@ -216,4 +216,10 @@ def test_write_vab_round_trips_through_the_loader(tmp_path):
     assert tasks.images.map(len).tolist() == tasks.n_images.tolist()
     sets = generate_sets(5, n_tasks=6)
     assert tasks.ground_truth_best.tolist() == ["ABCDEF"[s.best] for s in sets]
-    assert (tmp_path / "a" / "latent" / "vab_sets.csv").is_file()
+    # The truth sits beside the dataset folder, never inside it.
+    assert not (tmp_path / "a" / "latent").exists()
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["data"]
+    latents = pd.read_csv(tmp_path / "truth" / "synth-vab-latents.csv")
+    assert len(latents) == int(tasks.n_images.sum())
+    best = latents.loc[latents.is_best, ["task_id", "label"]]
+    assert best.label.tolist() == tasks.ground_truth_best.tolist()

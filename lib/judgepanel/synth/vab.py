@@ -1,9 +1,10 @@
 """Synthetic VAB sets: same-subject image sets with expert-consensus best and worst labels.
 
 Written in the released layout (``data/test-00000-of-00001.parquet``, read by
-:func:`judgepanel.datasets.load_vab`), plus ``latent/vab_sets.csv`` with the generative
-truth (latent quality, defect severities and vote counts per image), which no loader and no
-simulated judge reads.
+:func:`judgepanel.datasets.load_vab`). The generative truth (latent quality, defect
+severities and vote counts per image) goes to ``truth/synth-vab-latents.csv`` BESIDE the
+dataset folder, never inside it, as for the other worlds: no loader and no simulated judge
+reads it.
 
 Generative model (everything drawn from generators seeded by ``seed``):
 
@@ -63,6 +64,7 @@ from PIL import Image, ImageFilter
 from scipy.stats import binom
 
 from judgepanel.synth.render import Execution, Scene, render, to_jpeg
+from judgepanel.synth.world import TRUTH_DIR
 
 N_TASKS = 150
 N_EXPERTS = 10
@@ -114,6 +116,8 @@ AXIS_WEIGHTS: dict[str, dict[str, float]] = {
 HIDDEN_WEIGHT = 0.35
 MISS_PROB = 0.15
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+LATENTS_FILE = "synth-vab-latents.csv"
+"""File name of the generative truth, in the ``truth`` folder beside the dataset folder."""
 
 
 def consensus_threshold(k: int, n_experts: int = N_EXPERTS, alpha: float | None = None) -> int:
@@ -324,12 +328,14 @@ def write_vab(out_dir: Path, seed: int, *, n_tasks: int = N_TASKS) -> Path:
     """Generate, render and write the synthetic VAB world under ``out_dir``.
 
     Args:
-        out_dir: the world's folder (e.g. ``DIR/synth-vab``).
+        out_dir: the world's folder (e.g. ``DIR/synth-vab``, or the hidden partial folder
+            the world is written through); the truth goes to ``DIR/truth``.
         seed: seeds every draw; the same seed writes the same bytes.
         n_tasks: sets to keep (150 for the world; fewer for quick tests).
 
     Returns:
-        The Parquet file written (``out_dir/data/test-00000-of-00001.parquet``).
+        The Parquet file written (``out_dir/data/test-00000-of-00001.parquet``). The latents
+        are written to ``out_dir.parent/truth/synth-vab-latents.csv``.
     """
     out_dir = Path(out_dir)
     sets = generate_sets(seed, n_tasks)
@@ -371,6 +377,9 @@ def write_vab(out_dir: Path, seed: int, *, n_tasks: int = N_TASKS) -> Path:
     tmp = path.with_suffix(".parquet.tmp")
     pq.write_table(table, tmp, compression="snappy")
     tmp.replace(path)
-    (out_dir / "latent").mkdir(exist_ok=True)
-    pd.DataFrame(latent).to_csv(out_dir / "latent" / "vab_sets.csv", index=False)
+    truth = out_dir.parent / TRUTH_DIR
+    truth.mkdir(parents=True, exist_ok=True)
+    tmp_truth = truth / f".{LATENTS_FILE}.partial"
+    pd.DataFrame(latent).to_csv(tmp_truth, index=False, lineterminator="\n")
+    tmp_truth.replace(truth / LATENTS_FILE)
     return path

@@ -262,6 +262,12 @@ def _ci(draws: np.ndarray, level: float) -> tuple[float, float]:
     return percentile_ci(draws, level)
 
 
+def _mean_diff(diff: np.ndarray) -> float:
+    """Mean of per-task differences, with float round-off below 1e-12 shown as zero."""
+    value = float(np.mean(diff)) if np.size(diff) else float("nan")
+    return 0.0 if abs(value) < 1e-12 else value
+
+
 def _p(draws: np.ndarray) -> float:
     """Two-sided bootstrap p of a zero difference, from the finite draws."""
     draws = draws[np.isfinite(draws)]
@@ -414,7 +420,7 @@ def compare_judges(
                 "n_tasks": int(diff.size),
                 "value_a": float(va.mean()),
                 "value_b": float(vb.mean()),
-                "delta": float(diff.mean()),
+                "delta": _mean_diff(diff),
                 "ci_low": lo,
                 "ci_high": hi,
                 "p": _p(draws),
@@ -531,7 +537,8 @@ def position_table(
 
     Returns:
         family, kind, field (best|worst), slot (first|middle|last), n_answers, picked,
-        expected, delta (picked - expected), ci_low, ci_high, p (bootstrap over tasks).
+        expected, delta (picked - expected), ci_low, ci_high, p (two-sided bootstrap over
+        tasks), q (Benjamini-Hochberg over every row of the table).
     """
     gold = gold_table(tasks) if tasks is not None else _gold_from_predictions(pred)
     if repetitions is not None:
@@ -575,7 +582,10 @@ def position_table(
                     "p": _p(draws),
                 }
             )
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["q"] = bh(out["p"].to_numpy())
+    return out
 
 
 def position_by_slot(
@@ -765,8 +775,8 @@ def vote_table(
 
     Returns:
         family, metric, n_tasks, single, vote, delta (vote - single), ci_low, ci_high, p,
-        calls_single (1 per task and prompt kind), calls_vote (orders per task and kind),
-        cost_ratio.
+        q (Benjamini-Hochberg over the table's rows), calls_single (1 per task and prompt
+        kind), calls_vote (orders per task and kind), cost_ratio.
     """
     scores = task_scores(pred, tasks, repetitions=repetitions)
     votes = vote_scores(pred, tasks, repetitions=repetitions)
@@ -785,7 +795,7 @@ def vote_table(
                 "n_tasks": len(sub),
                 "single": float(sub["ap1"].mean()),
                 "vote": float(sub["vote"].mean()),
-                "delta": float(diff.mean()),
+                "delta": _mean_diff(diff),
                 "ci_low": lo,
                 "ci_high": hi,
                 "p": _p(draws),
@@ -794,4 +804,7 @@ def vote_table(
                 "cost_ratio": float(len(list(repetitions))),
             }
         )
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    if len(out):
+        out.insert(out.columns.get_loc("p") + 1, "q", bh(out["p"].to_numpy()))
+    return out
