@@ -69,19 +69,39 @@ def runs_yaml(root: Path) -> dict:
         "prices": main["prices"],
         "parameters": {"n_resamples": 300, "seed": 0, "n_jobs": 1},
         "runs": {
-            "test-eva": {"profile": "test", "dataset": "eva",
-                         "notebooks": main["runs"]["demo-eva"]["notebooks"]},
-            "test-para": {"profile": "test", "dataset": "para",
-                          "notebooks": main["runs"]["demo-para"]["notebooks"]},
-            "test-headroom": {"profile": "test", "datasets": ["eva", "para"],
-                              "notebooks": main["runs"]["demo-headroom"]["notebooks"],
-                              "parameters": {"n_partitions": 3}},
-            "test-vab": {"profile": "test", "dataset": "vab",
-                         "notebooks": main["runs"]["demo-vab"]["notebooks"],
-                         "parameters": {"vab_balanced": False}},
-            "test-visionq": {"profile": "test", "dataset": "visionq",
-                             "notebooks": main["runs"]["demo-visionq"]["notebooks"],
-                             "parameters": {"visionq_rotations": 2}},
+            "test-eva": {
+                "profile": "test",
+                "dataset": "eva",
+                "notebooks": main["runs"]["demo-eva"]["notebooks"],
+            },
+            "test-para": {
+                "profile": "test",
+                "dataset": "para",
+                "notebooks": main["runs"]["demo-para"]["notebooks"],
+            },
+            "test-headroom": {
+                "profile": "test",
+                "datasets": ["eva", "para"],
+                "notebooks": main["runs"]["demo-headroom"]["notebooks"],
+                "parameters": {
+                    "n_partitions": 3,
+                    "headroom_resamples": 200,
+                    "ceiling_splits": 50,
+                    "imagestats_cache": str(root / "cache"),
+                },
+            },
+            "test-vab": {
+                "profile": "test",
+                "dataset": "vab",
+                "notebooks": main["runs"]["demo-vab"]["notebooks"],
+                "parameters": {"vab_balanced": False},
+            },
+            "test-visionq": {
+                "profile": "test",
+                "dataset": "visionq",
+                "notebooks": main["runs"]["demo-visionq"]["notebooks"],
+                "parameters": {"visionq_rotations": 2},
+            },
         },
     }
 
@@ -99,5 +119,6 @@ def build_small_project(root: Path, base_url: str) -> SmallProject:
     for run in ("test-eva", "test-para", "test-vab", "test-visionq"):
         summary = score_run(run, runs_file=runs_file, base_url=base_url, progress=False)
         assert summary.failed == 0 and not summary.stopped_by_budget, summary
-    return SmallProject(root, runs_file, root / "store.sqlite", root / "outputs",
-                        load_config(runs_file))
+    return SmallProject(
+        root, runs_file, root / "store.sqlite", root / "outputs", load_config(runs_file)
+    )

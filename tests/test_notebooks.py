@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from judgepanel.cli import build_parser
 from judgepanel.report import execute_notebook, report_command, write_index
 
 SECRET = "sk-test-DISTINCTIVE-7f3a9c2e41"
@@ -20,6 +22,61 @@ CASES = [
     ("test-vab", "05_vab"),
     ("test-visionq", "06_visionq"),
 ]
+
+
+def _check_03(tables: Path, markdown: str) -> None:
+    table = pd.read_csv(tables / "table_trios.csv")
+    assert len(table) == 10 and list(table["rank"]) == list(range(1, 11))
+    assert table["fused_rho"].is_monotonic_decreasing
+    assert (tables / "table_trios_long.csv").exists()
+    assert (tables.parent / "figures" / "trio_forest.png").exists()
+    assert "of 10 trios" in markdown
+
+
+def _check_04(tables: Path, markdown: str) -> None:
+    for name in (
+        "table_headroom",
+        "table_robustness",
+        "table_partitions",
+        "table_baselines",
+        "table_transfer",
+        "table_granularity",
+        "table_feature_selection",
+        "table_recipe",
+        "table_retest",
+        "table_top_decile",
+    ):
+        assert (tables / f"{name}.csv").exists(), name
+    head = pd.read_csv(tables / "table_headroom.csv")
+    assert list(head["dataset"]) == ["eva", "para"]
+    inside = (head["headroom_low"] <= head["headroom"]) & (
+        head["headroom"] <= head["headroom_high"]
+    )
+    assert inside.all()
+    assert len(pd.read_csv(tables / "table_retest_trios.csv")) == 20
+    parts = pd.read_csv(tables / "table_partitions.csv")
+    assert parts.groupby(["dataset", "block"]).size().eq(4).all()  # 3 random + seed 42
+    assert set(pd.read_csv(tables / "table_recipe.csv")["action"]) <= {"panel", "single"}
+    costs = pd.read_csv(tables / "table_recipe_costs.csv").set_index(["dataset", "option"])
+    # k and R of the small project's design: eva k=6, para k=5, R=2.
+    assert costs.loc[("eva", "best single"), "calls_per_image"] == 6
+    assert costs.loc[("eva", "pre-declared panel"), "calls_per_image"] == 3 * (6 + 5 * 2)
+    assert costs.loc[("para", "all 5 families"), "calls_per_image"] == 5 * (5 + 5 * 2)
+    assert (costs["usd_per_1000"] > 0).all()
+    assert "Rule:" in markdown
+
+
+CHECKS = {"03_trio_sweep": _check_03, "04_headroom": _check_04}
+
+
+def _markdown_outputs(executed: Path) -> str:
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    outs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    return "\n".join(
+        o["data"]["text/markdown"] for o in outs if "text/markdown" in o.get("data", {})
+    )
 
 
 @pytest.fixture
@@ -45,6 +102,8 @@ def test_notebook_executes_and_writes_its_tables(small_project, endpoint_env, ru
     for path in tables:
         assert SECRET not in path.read_text(encoding="utf-8")
     assert "Traceback" not in html
+    if notebook in CHECKS:
+        CHECKS[notebook](run_dir / "tables", _markdown_outputs(run_dir / f"{notebook}.ipynb"))
 
 
 @pytest.mark.slow
@@ -65,17 +124,24 @@ def test_failing_cell_is_named_and_the_report_exits_non_zero(small_project, tmp_
     index = write_index(tmp_path / "out", [result], config)
     assert "failed" in index.read_text()
 
-    class Args:
-        runs_file = broken
-        profile = "test"
-        run = ["test-eva"]
-        only = "00"
-        outputs = tmp_path / "out2"
-        start_sim = False
-        score = False
+    args = build_parser().parse_args(
+        [
+            "report",
+            "--runs-file",
+            str(broken),
+            "--profile",
+            "test",
+            "--run",
+            "test-eva",
+            "--only",
+            "00",
+            "--outputs",
+            str(tmp_path / "out2"),
+        ]
+    )
 
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    assert report_command(Args()) == 1
+    assert report_command(args) == 1
     assert (tmp_path / "out2" / "index.html").exists()
 
 
@@ -83,16 +149,23 @@ def test_failing_cell_is_named_and_the_report_exits_non_zero(small_project, tmp_
 def test_report_command_writes_the_index_with_headlines(small_project, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
-    class Args:
-        runs_file = small_project.runs_file
-        profile = "test"
-        run = ["test-eva"]
-        only = "00"
-        outputs = tmp_path / "out"
-        start_sim = False
-        score = False
+    args = build_parser().parse_args(
+        [
+            "report",
+            "--runs-file",
+            str(small_project.runs_file),
+            "--profile",
+            "test",
+            "--run",
+            "test-eva",
+            "--only",
+            "00",
+            "--outputs",
+            str(tmp_path / "out"),
+        ]
+    )
 
-    assert report_command(Args()) == 0
+    assert report_command(args) == 0
     index = (tmp_path / "out" / "index.html").read_text()
     assert "test-eva/00_scoring.html" in index
     assert "planned calls answered" in index  # a headline computed by the notebook

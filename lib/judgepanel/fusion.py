@@ -26,6 +26,20 @@ from judgepanel.prompts import DIMENSIONS, VALIDATED
 FOLD_SEED = 42
 N_FOLDS = 5
 
+SCORE_COLUMNS: tuple[str, ...] = (
+    "dataset",
+    "item",
+    "family",
+    "kind",
+    "dimension",
+    "repetition",
+    "temperature",
+    "rubric_sha",
+    "status",
+    "value",
+)
+"""The store columns :func:`score_table` reads (``Store.frame(columns=SCORE_COLUMNS)``)."""
+
 
 def score_table(
     calls: pd.DataFrame,

@@ -20,7 +20,7 @@ import fcntl
 import json
 import sqlite3
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -310,6 +310,7 @@ class Store:
         dataset: str | None = None,
         kinds: Iterable[str] | None = None,
         status: str | None = None,
+        columns: Sequence[str] | None = None,
     ) -> pd.DataFrame:
         """The stored calls as a tidy DataFrame, one row per call.
 
@@ -317,7 +318,13 @@ class Store:
             dataset: only this dataset.
             kinds: only these prompt kinds.
             status: only ``ok`` or only ``failed`` calls.
+            columns: only these columns (all by default); reading fewer is faster, the
+                answer texts being most of the file.
         """
+        wanted = list(columns) if columns is not None else list(COLUMNS)
+        unknown = [c for c in wanted if c not in COLUMNS]
+        if unknown:
+            raise StoreError(f"{self.path}: no columns {unknown}; columns are {list(COLUMNS)}")
         where, params = [], []
         if dataset is not None:
             where.append("dataset = ?")
@@ -329,15 +336,17 @@ class Store:
         if status is not None:
             where.append("status = ?")
             params.append(status)
-        sql = f"SELECT {', '.join(COLUMNS)} FROM calls"
+        sql = f"SELECT {', '.join(wanted)} FROM calls"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY " + ", ".join(KEY_FIELDS)
         df = pd.read_sql_query(sql, self._conn, params=params)
         # Nullable integer columns stay integers when some rows are NULL.
         for col in ("prompt_tokens", "completion_tokens", "seed"):
-            df[col] = df[col].astype("Int64")
-        df["value"] = df["value"].astype("float64")
+            if col in df:
+                df[col] = df[col].astype("Int64")
+        if "value" in df:
+            df["value"] = df["value"].astype("float64")
         return df
 
     def spend(self, dataset: str | None = None) -> float:

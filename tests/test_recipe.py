@@ -1,0 +1,154 @@
+"""The deployment recipe's decision and costs on hand-made inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgepanel import recipe
+from judgepanel.config import Price
+
+
+def test_threshold_separable_is_the_midpoint_of_the_gap():
+    rule = recipe.derive_threshold(
+        [0.1, 0.12, 0.15, 0.35, 0.4, 0.42], [False, False, False, True, True, True]
+    )
+    assert rule.separable and rule.accuracy == 1.0
+    assert rule.threshold == pytest.approx((0.15 + 0.35) / 2)
+    assert (rule.low, rule.high) == (0.15, 0.35)
+    assert (rule.n, rule.n_pays) == (6, 3)
+
+
+def test_threshold_with_overlap_reports_the_overlap_band():
+    h = [0.1, 0.2, 0.3, 0.25, 0.4, 0.5]
+    pays = [False, False, False, True, True, True]
+    rule = recipe.derive_threshold(h, pays)
+    assert not rule.separable
+    assert (rule.low, rule.high) == (0.25, 0.3)
+    assert rule.accuracy == pytest.approx(5 / 6)
+    # The chosen cut classifies as well as any cut can.
+    best = max(np.mean((np.array(h) >= c) == np.array(pays)) for c in np.linspace(0, 0.6, 601))
+    assert rule.accuracy == pytest.approx(best)
+
+
+def test_a_cut_that_does_not_beat_a_constant_rule_is_not_kept():
+    # One paying trio, at the lowest headroom: no cut beats "never a panel".
+    h = [0.50, 0.6, 0.65, 0.7, 0.75, 0.8]
+    pays = [True, False, False, False, False, False]
+    rule = recipe.derive_threshold(h, pays)
+    assert rule.threshold == np.inf
+    assert rule.accuracy == rule.majority_accuracy == pytest.approx(5 / 6)
+    assert "did not predict" in rule.method
+    assert recipe.decide(0.9, rule).action == recipe.SINGLE
+    # The same single paying trio at the top is separable: the cut is informative.
+    top = recipe.derive_threshold(h[::-1], pays)
+    assert top.threshold == pytest.approx(0.775) and top.accuracy == 1.0
+    # Mostly paying, the one failure at the top: "always a panel".
+    always = recipe.derive_threshold(
+        [0.8, 0.5, 0.55, 0.6, 0.65, 0.7], [False, True, True, True, True, True]
+    )
+    assert always.threshold == -np.inf
+    assert recipe.decide(0.1, always).action == recipe.PANEL
+
+
+def test_threshold_one_sided_cases():
+    all_pay = recipe.derive_threshold([0.3, 0.4], [True, True])
+    assert all_pay.threshold == 0.3 and "every trio" in all_pay.method
+    none_pay = recipe.derive_threshold([0.3, 0.4], [False, False])
+    assert none_pay.threshold == np.inf and "no trio" in none_pay.method
+    assert recipe.decide(0.9, none_pay).action == recipe.SINGLE
+    with pytest.raises(ValueError):
+        recipe.derive_threshold([0.1], [True, False])
+
+
+def test_decide_panel_single_and_uncertainty():
+    rule = recipe.ThresholdRule(0.25, 0.15, 0.35, 1.0, 0.5, 20, 10, True, "test")
+    far = recipe.decide(0.45, rule, (0.40, 0.50), dataset="eva")
+    assert far.action == recipe.PANEL and not far.uncertain
+    near = recipe.decide(0.10, rule, (0.05, 0.14), dataset="para")
+    assert near.action == recipe.SINGLE and not near.uncertain
+    straddle = recipe.decide(0.22, rule, (0.18, 0.30))
+    assert straddle.action == recipe.SINGLE and straddle.straddles and straddle.uncertain
+    assert "contains the threshold" in straddle.text
+    band = recipe.decide(0.30, rule, (0.28, 0.32))
+    assert band.action == recipe.PANEL and not band.straddles and band.in_band
+    with pytest.raises(ValueError, match="reversed"):
+        recipe.decide(0.3, rule, (0.4, 0.35))
+    # A percentile interval need not contain its estimate; the decision still stands.
+    assert recipe.decide(0.3, rule, (0.31, 0.4)).action == recipe.PANEL
+    with pytest.raises(ValueError):
+        recipe.decide(float("nan"), rule)
+
+
+def test_tokens_per_call_and_option_costs():
+    calls = pd.DataFrame(
+        {
+            "model": ["m-a"] * 4 + ["m-b"] * 3,
+            "kind": [
+                "holistic",
+                "holistic",
+                "dimension",
+                "dimension",
+                "holistic",
+                "dimension",
+                "dimension",
+            ],
+            "status": ["ok", "ok", "ok", "failed", "ok", "ok", "ok"],
+            "prompt_tokens": [1000, 1200, 2000, 5000, 800, 1500, 1500],
+            "completion_tokens": [10, 30, 50, 0, 20, 40, 60],
+        }
+    )
+    tok = recipe.tokens_per_call(calls).set_index(["model", "kind"])
+    assert tok.loc[("m-a", "holistic"), "prompt_tokens"] == 1100
+    assert tok.loc[("m-a", "dimension"), "calls"] == 1  # the failed call is not counted
+    prices = {"m-a": Price(1.0, 10.0), "m-b": Price(0.5, 1.0)}
+    fams = {"a": "m-a", "b": "m-b"}
+    costs = recipe.option_costs(
+        recipe.tokens_per_call(calls),
+        fams,
+        best_family="b",
+        predeclared=["a", "b"],
+        k=25,
+        r=3,
+        price=prices.__getitem__,
+    )
+    c = costs.set_index("option")
+    assert c.loc["best single", "calls_per_image"] == 25
+    assert c.loc["pre-declared panel", "calls_per_image"] == 2 * (25 + 15)
+    assert c.loc["pre-declared panel", "calls_vs_single"] == pytest.approx(80 / 25)
+    assert c.loc["probe", "calls_per_image"] == 2 * 5
+    hol_b = (800 * 0.5 + 20 * 1.0) / 1e6
+    assert c.loc["best single", "usd_per_image"] == pytest.approx(25 * hol_b)
+    hol_a = (1100 * 1.0 + 20 * 10.0) / 1e6
+    dim_a = (2000 * 1.0 + 50 * 10.0) / 1e6
+    dim_b = (1500 * 0.5 + 50 * 1.0) / 1e6
+    panel = 25 * (hol_a + hol_b) + 15 * (dim_a + dim_b)
+    assert c.loc["pre-declared panel", "usd_per_image"] == pytest.approx(panel)
+    assert c.loc["pre-declared panel", "usd_per_1000"] == pytest.approx(1000 * panel)
+
+
+def test_costs_of_an_unobserved_kind_are_nan():
+    calls = pd.DataFrame(
+        {
+            "model": ["m"],
+            "kind": ["holistic"],
+            "status": ["ok"],
+            "prompt_tokens": [100],
+            "completion_tokens": [5],
+        }
+    )
+    costs = recipe.option_costs(
+        recipe.tokens_per_call(calls),
+        {"a": "m"},
+        best_family="a",
+        predeclared=["a"],
+        k=5,
+        r=3,
+        price=lambda m: Price(1, 1),
+    )
+    c = costs.set_index("option")
+    assert np.isfinite(c.loc["best single", "usd_per_image"])
+    assert np.isnan(c.loc["pre-declared panel", "usd_per_image"])
+    with pytest.raises(ValueError, match="no successful"):
+        recipe.tokens_per_call(calls.assign(status="failed"))
