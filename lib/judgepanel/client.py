@@ -234,7 +234,7 @@ class _Runner:
     def show_retry(self, note: str) -> None:
         self.c.note = note
         now = time.monotonic()
-        if self.bar is not None and now - self._last_refresh > 0.2:
+        if self.bar is not None and now - self._last_refresh > self.bar.mininterval:
             self._last_refresh = now
             self.bar.set_postfix_str(self._postfix(), refresh=True)
         log.info("retry: %s", note)
@@ -571,7 +571,15 @@ async def _send_all(
         raise ClientError("max_attempts must be at least 1")
     client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=timeout)
     bar = (
-        tqdm(total=len(todo), desc=desc, unit="call", file=sys.stderr, dynamic_ncols=True)
+        tqdm(
+            total=len(todo),
+            desc=desc,
+            unit="call",
+            file=sys.stderr,
+            dynamic_ncols=True,
+            # A terminal redraws one line; a log file gets a new line per refresh.
+            mininterval=0.2 if sys.stderr.isatty() else 15.0,
+        )
         if progress
         else None
     )
