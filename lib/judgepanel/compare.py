@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from judgepanel.stats import bootstrap_arms, summarize_paired
+from judgepanel.stats import BootstrapResult, bootstrap_arms, summarize_paired
 from judgepanel.stats.correlation import correlate as correlate_metric
 
 METRICS: tuple[str, ...] = ("spearman", "kendall_b")
@@ -83,17 +83,19 @@ def compare_arms(
                     alternative=alternative,
                 )
                 rows.append(
-                    {
-                        "arm": aname,
-                        "comparator": cname,
-                        "metric": metric,
-                        "value": res.estimate_a,
-                        "comparator_value": res.estimate_b,
-                        "delta": res.delta,
-                        "ci_low": res.ci_low,
-                        "ci_high": res.ci_high,
-                        "p": res.p,
-                        "n": res.n,
-                    }
+                    {"arm": aname, "comparator": cname, "metric": metric, **comparison_row(res)}
                 )
     return pd.DataFrame(rows)
+
+
+def comparison_row(res: BootstrapResult) -> dict[str, float | int]:
+    """A paired result in the columns every comparison table of the report uses."""
+    return {
+        "value": res.estimate_a,
+        "comparator_value": res.estimate_b,
+        "delta": res.delta,
+        "ci_low": res.ci_low,
+        "ci_high": res.ci_high,
+        "p": res.p,
+        "n": res.n,
+    }

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from judgepanel.compare import METRICS
+from judgepanel.compare import METRICS, comparison_row
 from judgepanel.fusion import FOLD_SEED, Blocks, best_single, gb_combiner, oof_predict, panel_mean
 from judgepanel.stats import add_q, bootstrap_arms, summarize_paired
 from judgepanel.stats.correlation import correlate
@@ -123,13 +123,7 @@ def trio_sweep(
                         "best_member": best[t],
                         "comparator": comparator,
                         "metric": metric,
-                        "value": res.estimate_a,
-                        "comparator_value": res.estimate_b,
-                        "delta": res.delta,
-                        "ci_low": res.ci_low,
-                        "ci_high": res.ci_high,
-                        "p": res.p,
-                        "n": res.n,
+                        **comparison_row(res),
                     }
                 )
     return add_q(pd.DataFrame(rows), by=["comparator", "metric"])
