@@ -202,3 +202,17 @@ def test_key_tuple_matches_the_dataclass() -> None:
 
     k = key("x", rep=3)
     assert k.as_tuple() == astuple(k)
+
+
+def test_completed_digests_match_the_keys(tmp_path: Path) -> None:
+    from judgepanel.calls import key_digest
+
+    with Store(tmp_path / "s.sqlite") as store:
+        store.record(key("a"), CallResult(status="ok", value=5.0))
+        store.record(key("b"), CallResult(status="failed", reason="timeout"))
+        store.record(key("c", dataset="para"), CallResult(status="ok", value=3.0))
+        assert store.completed_digests("eva") == {key_digest(key("a")), key_digest(key("b"))}
+        assert store.completed_digests("eva", include_failed=False) == {key_digest(key("a"))}
+        assert len({key_digest(key(str(i))) for i in range(1000)}) == 1000
+        # The digest changes with any key field, the temperature included.
+        assert key_digest(key("a")) != key_digest(key("a", temperature=0.0))

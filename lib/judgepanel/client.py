@@ -35,7 +35,7 @@ from openai.types.chat import ChatCompletion
 from tqdm import tqdm
 
 from judgepanel.budget import Budget, CallBound, request_bound
-from judgepanel.calls import AnswerError, CallSpec
+from judgepanel.calls import AnswerError, CallSpec, key_digest
 from judgepanel.config import Price
 from judgepanel.parsing import numeric_value
 from judgepanel.prompts import image_data_url
@@ -486,10 +486,10 @@ def pending_calls(
 ) -> tuple[list[CallSpec], int]:
     """The calls of a plan not yet in the store, and how many were already there."""
     datasets = {s.key.dataset for s in specs}
-    done: set[tuple] = set()
+    done: set[int] = set()
     for ds in datasets:
-        done |= store.completed_keys(ds, include_failed=not retry_failed)
-    todo = [s for s in specs if s.key.as_tuple() not in done]
+        done |= store.completed_digests(ds, include_failed=not retry_failed)
+    todo = [s for s in specs if key_digest(s.key) not in done]
     return todo, len(specs) - len(todo)
 
 

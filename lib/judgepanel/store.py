@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgepanel.calls import KEY_FIELDS, CallKey
+from judgepanel.calls import KEY_FIELDS, CallKey, key_digest
 
 SCHEMA_VERSION = 1
 
@@ -64,8 +64,10 @@ CREATE TABLE IF NOT EXISTS calls ({_KEY_COLUMNS},
     finish_reason TEXT,
     seed INTEGER,
     created_at TEXT NOT NULL,
+    key_digest INTEGER NOT NULL,
     PRIMARY KEY ({", ".join(KEY_FIELDS)})
 );
+CREATE INDEX IF NOT EXISTS calls_digest ON calls (dataset, status, key_digest);
 """
 
 RESULT_FIELDS: tuple[str, ...] = (
@@ -85,11 +87,13 @@ RESULT_FIELDS: tuple[str, ...] = (
     "created_at",
 )
 COLUMNS: tuple[str, ...] = KEY_FIELDS + RESULT_FIELDS
+"""What ``frame`` reads by default: the key and the outcome of every call."""
+_WRITTEN: tuple[str, ...] = (*COLUMNS, "key_digest")
 
 # A completed call replaces a stored row only when that row failed: an ``ok`` answer is
 # never overwritten, so two writers or a resend can never turn one call into two answers.
 _INSERT = (
-    f"INSERT INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
+    f"INSERT INTO calls ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))}) "
     f"ON CONFLICT ({', '.join(KEY_FIELDS)}) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in RESULT_FIELDS)
     + " WHERE calls.status = 'failed'"
@@ -133,6 +137,29 @@ class CallResult:
     reasks: int = 0
     finish_reason: str | None = None
     seed: int | None = None
+
+
+def _row(key: CallKey, result: CallResult, created_at: str) -> tuple:
+    """The values of one ``calls`` row, in ``_WRITTEN`` order."""
+    parsed = None if result.parsed is None else json.dumps(result.parsed, ensure_ascii=False)
+    return (
+        *key.as_tuple(),
+        result.answer,
+        result.value,
+        parsed,
+        result.status,
+        result.reason,
+        result.prompt_tokens,
+        result.completion_tokens,
+        result.cost,
+        result.latency_s,
+        result.attempts,
+        result.reasks,
+        result.finish_reason,
+        result.seed,
+        created_at,
+        key_digest(key),
+    )
 
 
 def utc_now() -> str:
@@ -231,53 +258,14 @@ class Store:
         An existing ``failed`` row with the same key is replaced (``--retry-failed``); an
         existing ``ok`` row is kept as it is.
         """
-        parsed = None if result.parsed is None else json.dumps(result.parsed, ensure_ascii=False)
-        row = (
-            *key.as_tuple(),
-            result.answer,
-            result.value,
-            parsed,
-            result.status,
-            result.reason,
-            result.prompt_tokens,
-            result.completion_tokens,
-            result.cost,
-            result.latency_s,
-            result.attempts,
-            result.reasks,
-            result.finish_reason,
-            result.seed,
-            created_at or utc_now(),
-        )
         with self._conn:
-            self._conn.execute(_INSERT, row)
+            self._conn.execute(_INSERT, _row(key, result, created_at or utc_now()))
 
     def record_many(self, rows: Iterable[tuple[CallKey, CallResult]]) -> None:
         """Write many calls in one transaction (bulk imports and benchmarks only)."""
         now = utc_now()
         with self._conn:
-            for key, res in rows:
-                parsed = None if res.parsed is None else json.dumps(res.parsed)
-                self._conn.execute(
-                    _INSERT,
-                    (
-                        *key.as_tuple(),
-                        res.answer,
-                        res.value,
-                        parsed,
-                        res.status,
-                        res.reason,
-                        res.prompt_tokens,
-                        res.completion_tokens,
-                        res.cost,
-                        res.latency_s,
-                        res.attempts,
-                        res.reasks,
-                        res.finish_reason,
-                        res.seed,
-                        now,
-                    ),
-                )
+            self._conn.executemany(_INSERT, (_row(key, res, now) for key, res in rows))
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -299,6 +287,24 @@ class Store:
         if where:
             sql += " WHERE " + " AND ".join(where)
         return set(self._conn.execute(sql, params))
+
+    def completed_digests(
+        self, dataset: str | None = None, include_failed: bool = True
+    ) -> set[int]:
+        """``calls.key_digest`` of the checkpointed calls, in one indexed query.
+
+        The fast path of resume planning (see :func:`judgepanel.calls.key_digest`).
+        """
+        where, params = [], []
+        if dataset is not None:
+            where.append("dataset = ?")
+            params.append(dataset)
+        if not include_failed:
+            where.append("status = 'ok'")
+        sql = "SELECT key_digest FROM calls"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return {row[0] for row in self._conn.execute(sql, params)}
 
     def is_completed(self, key: CallKey) -> bool:
         """Whether one key is stored (one query; prefer :meth:`completed_keys` for plans)."""
