@@ -1,7 +1,7 @@
 """Benchmark: planning a resume over a store of 100,000 calls.
 
 Fills a store with 100,000 rows of a 100,000-call rubric plan (all but 1% stored), then
-times what ``judgepanel score`` does before sending anything: one ``completed_keys`` query
+times what ``judgepanel score`` does before sending anything: one ``completed_digests`` query
 and a set filter over the plan (median of a few runs, wall and CPU time, since a shared
 machine inflates wall time). The obvious alternative, one ``SELECT`` per planned call, is
 timed on a subset spread over the plan and scaled to the full plan. Prints a one-line JSON

@@ -307,7 +307,7 @@ class Store:
         return {row[0] for row in self._conn.execute(sql, params)}
 
     def is_completed(self, key: CallKey) -> bool:
-        """Whether one key is stored (one query; prefer :meth:`completed_keys` for plans)."""
+        """Whether one key is stored (one query; prefer :meth:`completed_digests` for plans)."""
         sql = "SELECT 1 FROM calls WHERE " + " AND ".join(f"{c} = ?" for c in KEY_FIELDS)
         return self._conn.execute(sql, key.as_tuple()).fetchone() is not None
 
