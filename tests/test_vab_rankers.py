@@ -219,10 +219,10 @@ def test_rank_vs_direct_is_paired_with_bh_over_every_row():
     assert len(out) == 2 * 2 * 2  # pairs x metrics x stats
     np.testing.assert_allclose(out["q"], bh(out["p"].to_numpy()))
     f = out.loc[(out.a == "rank:f") & (out.metric == "tb1") & (out.stat == "ap1")].iloc[0]
-    assert f.delta == pytest.approx(0.5) and f.winner == "rank:f"
+    assert f.delta == pytest.approx(0.5) and f.ahead == "rank:f"
     assert f.ci_low > 0 and f.p < 0.01
     g = out.loc[(out.a == "rank:g") & (out.metric == "tb1") & (out.stat == "ap1")].iloc[0]
-    assert g.delta == 0.0 and g.winner == "tie" and g.p == 1.0
+    assert g.delta == 0.0 and g.ahead == "tie" and g.p == 1.0
 
 
 def _para_world(tmp_path):

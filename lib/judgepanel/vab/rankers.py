@@ -369,7 +369,8 @@ def rank_vs_direct(
     Returns:
         a, b, metric, stat, n_tasks, value_a, value_b, delta, ci_low, ci_high, p
         (two-sided bootstrap over tasks, the same resamples for every row), q (BH over
-        all rows), winner (the judge with the higher value, ``tie`` when equal).
+        all rows), ahead (the judge with the higher value, ``tie`` when equal; whether the
+        lead is more than noise is for ``ci_low``, ``ci_high`` and ``q`` to say).
     """
     parts = [
         compare_judges(
@@ -387,7 +388,7 @@ def rank_vs_direct(
     out = pd.concat(parts, ignore_index=True)
     if len(out):
         out["q"] = bh(out["p"].to_numpy())
-        out["winner"] = np.where(
+        out["ahead"] = np.where(
             out["delta"] > 0, out["a"], np.where(out["delta"] < 0, out["b"], "tie")
         )
     return out
