@@ -4,17 +4,13 @@ Starts the server (no faults, no added latency) on a free loopback port, then ke
 requests in flight from the official ``openai.AsyncOpenAI`` client (max_retries=0) for a
 fixed time: each sends the frozen holistic prompt with one 384x288 JPEG, as the scoring
 study does. The same image is used throughout, so after the first call its features come
-
-
-from the server's cache and the figure measures the protocol path: JSON parsing, base64
-
-
-
-decoding, hashing, judging and the response. The client runs in this process and the
-server in another; on a machine with one free core they share it, so the figure is a
-lower bound on what the server alone sustains; the CPU seconds each side spent per
-request (client from this process, server from /proc when this script started it) show
-which side is the bottleneck. Prints a one-line JSON summary last.
+from the server's cache and the figure measures the protocol path: JSON parsing, hashing
+the base64 text (a known image is not decoded again), judging and the response. The
+client runs in this process and the server in another; on a machine with one free core
+they share it, so the figure is a lower bound on what the server alone sustains; the CPU
+seconds each side spent per request (client from this process, server from /proc when
+this script started it) show which side is the bottleneck. Prints a one-line JSON summary
+last.
 
 Usage: python bench/bench_sim_server.py [--concurrency 32] [--seconds 5] [--base-url URL]
 """
@@ -34,6 +30,7 @@ from PIL import Image, ImageDraw
 
 from judgepanel.launcher import start_sim_server
 from judgepanel.prompts import bytes_data_url, load_rubric
+from judgepanel.sim import MODELS
 
 
 def test_image(size: tuple[int, int] = (384, 288)) -> bytes:
@@ -77,13 +74,12 @@ async def run(
 
     async def worker(i: int) -> None:
         nonlocal errors
-        models = ("sim-aurora-v1", "sim-basalt-v1", "sim-cobalt-v1", "sim-dune-v1", "sim-ember-v1")
         n = 0
         while time.perf_counter() < stop_at:
             t0 = time.perf_counter()
             try:
                 r = await client.chat.completions.create(
-                    model=models[(i + n) % len(models)],
+                    model=MODELS[(i + n) % len(MODELS)],
                     messages=messages,
                     temperature=0.3,
                     max_tokens=200,

@@ -155,6 +155,7 @@ def test_eva_attribute_means_follow_the_rubric_mapping(tmp_path):
     assert first["composition"] == pytest.approx(mine["composition"].astype(float).mean())
     assert first["semantic"] == pytest.approx(mine["semantic"].astype(float).mean())
     assert first["mattered_colour"] == pytest.approx(mine["1"].astype(float).mean())
+    assert first["score_sd"] == pytest.approx(mine["score"].astype(float).std())
 
 
 def test_eva_images_may_live_under_images_folder(tmp_path):
@@ -278,6 +279,7 @@ def test_para_loads(tmp_path, bom):
     assert row["colour"] == pytest.approx(one["colorScore"].mean())
     assert row["light"] == pytest.approx(one["lightScore"].mean())
     assert row["semantic"] == "scenery"
+    assert row["score_sd"] == pytest.approx(one["aestheticScore"].std())
     assert {"dof", "content", "object_emphasis", "emotion"} <= set(ds.ratings.columns)
 
 

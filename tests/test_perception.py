@@ -150,7 +150,7 @@ def test_features_are_fast_enough(base):
         t0 = time.perf_counter()
         features(a)
         times.append(time.perf_counter() - t0)
-    # A few ms on an idle core; the bound leaves room for a busy shared machine.
+    # About twenty ms on an idle core; the bound leaves room for a busy shared machine.
     assert min(times) < 0.1
 
 

@@ -228,6 +228,9 @@ def test_to_jpeg_round_trips_and_quality_changes_size():
     back = Image.open(io.BytesIO(large))
     assert back.format == "JPEG"
     assert back.size == img.size
+    # Nothing but pixels: no EXIF, comment or other metadata a judge could read.
+    assert not {"exif", "comment", "icc_profile", "xmp"} & set(back.info)
+    assert back.getexif() == {}
 
 
 def test_bad_parameters_are_rejected():

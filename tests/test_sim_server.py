@@ -275,6 +275,56 @@ def test_bad_images_are_400(sim_server):
     assert "not fetched" in send("https://example.org/cat.jpg").message
 
 
+_TEXT = [{"role": "user", "content": "Rate this photo from 1 to 10."}]
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "words"),
+    [
+        ([1, 2], None, "JSON object"),
+        ({"model": MODELS[0]}, "messages", "non-empty list"),
+        ({"model": MODELS[0], "messages": [{"role": "bot", "content": "x"}]}, "messages", "role"),
+        (
+            {"model": MODELS[0], "messages": [{"role": "user", "content": [{"type": "audio"}]}]},
+            "messages",
+            "messages[0].content[0]",
+        ),
+        ({"model": MODELS[0], "messages": _TEXT, "temperature": "hot"}, "temperature", "number"),
+        ({"model": MODELS[0], "messages": _TEXT, "temperature": 3}, "temperature", "[0, 2]"),
+        ({"model": MODELS[0], "messages": _TEXT, "seed": 1.5}, "seed", "integer"),
+        ({"model": MODELS[0], "messages": _TEXT, "n": 2}, "n", "n=1"),
+        ({"model": MODELS[0], "messages": _TEXT, "max_tokens": 0}, "max_tokens", "positive"),
+        (
+            {"model": MODELS[0], "messages": _TEXT, "max_completion_tokens": -3},
+            "max_completion_tokens",
+            "positive",
+        ),
+        ({"model": MODELS[0], "messages": _TEXT, "stream": True}, "stream", "streaming"),
+    ],
+)
+def test_malformed_requests_are_400_naming_the_field(sim_server, body, param, words):
+    r = httpx.post(
+        f"{sim_server.base_url}/chat/completions",
+        json=body,
+        headers={"Authorization": f"Bearer {KEY}"},
+    )
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert error["param"] == param and words in error["message"]
+    assert "Traceback" not in r.text
+
+
+def test_image_too_small_to_judge_is_400(sim_server, jpeg_image):
+    tiny = io.BytesIO()
+    Image.open(io.BytesIO(jpeg_image)).resize((16, 12)).save(tiny, format="PNG")
+    with pytest.raises(openai.BadRequestError) as err:
+        _client(sim_server).chat.completions.create(
+            model=MODELS[0],
+            messages=load_rubric().holistic_messages(bytes_data_url(tiny.getvalue())),
+        )
+    assert "16x12" in err.value.message and "smaller than" in err.value.message
+
+
 def test_bad_json_is_400_and_huge_body_is_413(sim_server):
     headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
     url = f"{sim_server.base_url}/chat/completions"

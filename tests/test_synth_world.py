@@ -13,9 +13,17 @@ from scipy.stats import spearmanr
 
 from judgepanel.cli import main
 from judgepanel.datasets import load_eva, load_para
+from judgepanel.stats import noise_ceiling
 from judgepanel.synth import EVA_WORLD, PARA_WORLD, simulate, write_world, write_worlds
 from judgepanel.synth import world as world_module
-from judgepanel.synth.aesthetic import LATENTS, knob_table, sample_latents
+from judgepanel.synth.aesthetic import (
+    KNOBS,
+    LATENTS,
+    OWN_KNOBS,
+    knob_table,
+    knob_visibility,
+    sample_latents,
+)
 
 EVA_HEADER = (
     "image_id=user_id=score=difficulty=visual=composition=quality=semantic=vote_time=1=2=3=4"
@@ -133,6 +141,12 @@ def test_an_interrupted_write_leaves_no_world_that_looks_complete(tmp_path, monk
     assert not list(tmp_path.glob(".synth-eva*"))
 
 
+def test_bad_parameters_fail_before_anything_is_written(tmp_path, capsys):
+    assert main(["data", "synth", "--out", str(tmp_path), "--n-images", "0", "--only", "eva"]) == 2
+    assert "n_images must be positive" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_missing_study_module_fails_only_when_its_world_is_asked(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "judgepanel.synth.vab", None)
     assert main(["data", "synth", "--out", str(tmp_path), "--n-images", "3", "--only", "para"]) == 0
@@ -166,6 +180,18 @@ def test_latents_are_mildly_correlated_and_knobs_are_noisy_functions_of_them():
     assert 0.1 < spearmanr(knobs["light_warmth"], lat["emotion"])[0] < 0.5
 
 
+def test_knob_visibility_orders_the_latents_as_the_world_card_says():
+    assert set(KNOBS) - {"seed", "hue"} == {k for ks in OWN_KNOBS.values() for k in ks}
+    vis = knob_visibility(n=1500, seed=1, folds=3).set_index("latent")
+    own, every = vis["r2_own_knobs"], vis["r2_all_knobs"]
+    clear = own[["quality", "composition", "colour"]]
+    faint = own[["distinctiveness", "emotion"]]
+    assert (clear > 0.6).all() and ((faint > 0.05) & (faint < 0.5)).all()
+    assert clear.min() > faint.max() + 0.2
+    assert np.isnan(own["hidden"]) and every["hidden"] < 0.15
+    assert (every[list(OWN_KNOBS)] > own[list(OWN_KNOBS)] - 0.05).all()
+
+
 def test_raters_per_image(worlds):
     eva = worlds["eva"].ratings.groupby("image_id").size()
     para = worlds["para"].ratings.groupby("imageName").size()
@@ -193,22 +219,17 @@ def test_attributes_are_positively_collinear_with_the_overall_score(worlds):
         assert spearmanr(para[col], para["aestheticScore"])[0] > 0.5, col
 
 
-def _split_half(ratings: pd.DataFrame, image: str, score: str, reps: int = 20) -> float:
-    rng = np.random.default_rng(0)
-    values = []
-    frame = ratings[[image, score]].copy()
-    for _ in range(reps):
-        frame["u"] = rng.random(len(frame))
-        rank = frame.groupby(image)["u"].rank()
-        half = rank <= frame.groupby(image)["u"].transform("size") / 2
-        means = frame.groupby([frame[image], half])[score].mean().unstack()
-        values.append(spearmanr(means[True], means[False])[0])
-    return float(np.mean(values))
-
-
 def test_para_like_humans_are_more_reliable_than_eva_like(worlds):
-    eva = _split_half(worlds["eva"].ratings, "image_id", "score")
-    para = _split_half(worlds["para"].ratings, "imageName", "aestheticScore")
+    eva = noise_ceiling(
+        worlds["eva"].ratings, n_splits=20, item="image_id", rater="user_id", score="score"
+    ).split_half_r
+    para = noise_ceiling(
+        worlds["para"].ratings,
+        n_splits=20,
+        item="imageName",
+        rater="userId",
+        score="aestheticScore",
+    ).split_half_r
     assert 0.5 < eva < para < 0.99
 
 

@@ -31,7 +31,7 @@ class Dataset:
         images: one row per image: ``image_id`` (str), ``path`` (absolute str),
             ``n_raters``, ``mean_score`` (the overall human mean), the rubric attribute
             means ``quality``, ``composition``, ``colour``, then the dataset's other
-            attribute means.
+            attribute means, and last ``score_sd`` (the spread of the overall rating).
         ratings: one row per rater and image: ``image_id``, ``rater_id``, ``score``,
             ``quality``, ``composition``, ``colour``, then the dataset's other columns.
         score_range: the (lowest, highest) value of the overall rating scale.
@@ -118,9 +118,8 @@ def numeric_column(
     hi: float,
     path: Path,
     id_columns: list[str],
-    step: float | None = None,
 ) -> pd.Series:
-    """Column ``column`` as floats in [lo, hi] (on a grid of ``step`` if given), or an error.
+    """Column ``column`` as floats in [lo, hi], or an error.
 
     The error names the column, how many rows are bad, and the first few of them by file
     line and id, so that a single stray value in a large file is easy to find.
@@ -131,19 +130,15 @@ def numeric_column(
     else:
         values = pd.to_numeric(raw, errors="coerce")
     bad = values.isna() | (values < lo) | (values > hi)
-    if step is not None:
-        off_grid = ~np.isclose(values / step, np.round(values / step))
-        bad |= off_grid & ~values.isna()
     if bad.any():
         rows = np.flatnonzero(bad.to_numpy())
         shown = []
         for r in rows[:N_SHOWN]:
             ids = ", ".join(f"{c}={df[c].iloc[r]}" for c in id_columns)
             shown.append(f"line {r + 2} ({ids}): {str(df[column].iloc[r])!r}")
-        grid = f" in steps of {step:g}" if step is not None else ""
         raise DatasetError(
             f"{path}: column {column!r} has {len(rows)} value(s) outside "
-            f"{lo:g}-{hi:g}{grid} or not numbers; first: " + "; ".join(shown)
+            f"{lo:g}-{hi:g} or not numbers; first: " + "; ".join(shown)
         )
     return values.astype(float)
 
@@ -180,10 +175,11 @@ def check_images_exist(images: pd.DataFrame, root: Path) -> None:
 def image_table(
     ratings: pd.DataFrame, paths: pd.Series, means: dict[str, str], extra: dict[str, str]
 ) -> pd.DataFrame:
-    """Per-image means of the rating columns, in order of first appearance.
+    """Per-image means of the rating columns, in order of first appearance, and
+    ``score_sd``, the spread of the overall rating.
 
     Args:
-        ratings: the long table, with ``image_id`` and ``rater_id``.
+        ratings: the long table, with ``image_id``, ``rater_id`` and ``score``.
         paths: absolute image path per ``image_id``.
         means: image column -> ratings column, averaged.
         extra: image column -> ratings column, taken as the most frequent value (text).
@@ -196,6 +192,7 @@ def image_table(
         table[out] = grouped[col].mean().to_numpy()
     for out, col in extra.items():
         table[out] = table["image_id"].map(_modes(ratings, col)).to_numpy()
+    table["score_sd"] = grouped["score"].std().to_numpy()
     return table
 
 

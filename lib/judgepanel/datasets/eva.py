@@ -115,7 +115,6 @@ def load_eva(root: str | Path) -> Dataset:
     means |= {"colour": "colour", "difficulty": "difficulty", "semantic": "semantic"}
     means |= {name: name for name in _FACTORS.values() if name in ratings.columns}
     images = image_table(ratings, paths, means, {})
-    images["score_sd"] = ratings.groupby("image_id", sort=False)["score"].std().to_numpy()
     check_images_exist(images, root)
     return Dataset(
         name="eva",

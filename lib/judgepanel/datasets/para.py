@@ -131,7 +131,6 @@ def load_para(root: str | Path) -> Dataset:
     }
     modes = {out: out for out in _TEXT_EXTRAS.values() if out in ratings.columns}
     images = image_table(ratings, paths, means, modes | {"session_id": "session_id"})
-    images["score_sd"] = ratings.groupby("image_id", sort=False)["score"].std().to_numpy()
     check_images_exist(images, root)
     return Dataset(
         name="para",

@@ -6,8 +6,8 @@ Errors are raised as :class:`ApiError` carrying the HTTP status and the OpenAI-s
 body, so the server only has to serialise them.
 
 Images arrive as base64 data URLs. Each is identified by a digest of its bytes; decoded
-sizes and pixel features are cached per digest (an LRU of a few thousand entries), so a
-repeated image costs only base64 decoding and hashing.
+sizes and pixel features are cached per digest (an LRU of a few thousand entries), and the
+digest per hash of the base64 text, so a repeated image costs only hashing its text.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import uuid
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -303,6 +303,7 @@ class ParsedChat:
         max_tokens: completion cap from ``max_completion_tokens`` or ``max_tokens``.
         json_mode: ``response_format`` asked for a JSON object or schema.
         text_chars: characters of text in all messages (for usage).
+        n_messages: number of messages (for usage).
     """
 
     model: str
@@ -316,12 +317,13 @@ class ParsedChat:
     max_tokens: int | None = None
     json_mode: bool = False
     text_chars: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    n_messages: int = 0
 
-    def prompt_tokens(self, n_messages: int) -> int:
+    def prompt_tokens(self) -> int:
+        """Prompt tokens charged: the text, three per message, and every image."""
         return (
             text_tokens(self.text_chars)
-            + 3 * n_messages
+            + 3 * self.n_messages
             + sum(image_tokens(v) for v in self.images)
         )
 
@@ -421,9 +423,12 @@ def parse_chat(body: object) -> ParsedChat:
     seed_value = body.get("seed")
     if seed_value is not None and (isinstance(seed_value, bool) or not isinstance(seed_value, int)):
         raise _bad("seed must be an integer", param="seed")
-    cap = body.get("max_completion_tokens", body.get("max_tokens"))
+    cap_name = (
+        "max_tokens" if body.get("max_completion_tokens") is None else "max_completion_tokens"
+    )
+    cap = body.get(cap_name)
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-        raise _bad("max_tokens must be a positive integer", param="max_tokens")
+        raise _bad(f"{cap_name} must be a positive integer", param=cap_name)
     fmt = body.get("response_format")
     json_mode = isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema")
 
@@ -468,6 +473,7 @@ def parse_chat(body: object) -> ParsedChat:
         max_tokens=cap,
         json_mode=json_mode,
         text_chars=chars,
+        n_messages=len(messages),
     )
 
 

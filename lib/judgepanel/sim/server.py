@@ -326,7 +326,6 @@ class SimApp:
         except ValueError as exc:  # e.g. an image smaller than the features allow
             raise ApiError(400, f"the request cannot be answered: {exc}") from None
         content, completion_tokens, finish = truncate_answer(text, chat.max_tokens)
-        n_messages = len(body.get("messages", ()))
         await self._send_json(
             send,
             200,
@@ -334,7 +333,7 @@ class SimApp:
                 chat.model,
                 content,
                 finish,
-                chat.prompt_tokens(n_messages),
+                chat.prompt_tokens(),
                 completion_tokens,
                 self.fingerprint,
             ),

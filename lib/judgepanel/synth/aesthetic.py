@@ -85,6 +85,15 @@ KNOBS: tuple[str, ...] = (
 )
 """Columns of `knob_table`: every `Scene` field but ``content`` and every `Execution` field."""
 
+OWN_KNOBS: dict[str, tuple[str, ...]] = {
+    "quality": ("blur_sigma", "noise_sd", "jpeg_quality", "exposure"),
+    "composition": ("subject_x", "subject_y", "subject_scale", "tilt_deg", "clutter"),
+    "colour": ("harmony", "saturation", "cast_warmth", "cast_tint", "contrast"),
+    "distinctiveness": ("detail", "oddity"),
+    "emotion": ("light_warmth", "vignette", "contrast"),
+}
+"""The knobs `knob_table` draws from each latent (``hidden`` has none)."""
+
 
 def sample_latents(n: int, rng: np.random.Generator) -> pd.DataFrame:
     """``n`` images' latent properties (columns `LATENTS`) and ``content`` category."""
@@ -194,3 +203,44 @@ def picture(content: str, knobs: pd.Series | dict) -> tuple[Scene, Execution]:
         light_warmth=float(knobs["light_warmth"]),
     )
     return scene, execution
+
+
+def knob_visibility(n: int = 20_000, seed: int = 0, folds: int = 5) -> pd.DataFrame:
+    """How much of each latent the rendering knobs carry: cross-validated R^2.
+
+    A gradient-boosting regression (scikit-learn's histogram variant) of each latent on
+    its own knobs (`OWN_KNOBS`) and on all knobs, over ``n`` fresh draws with ``folds``-fold
+    cross-validation. The pixels carry the knobs only with loss, so these are upper bounds
+    for any judge. The world card's visibility table is this function's output.
+
+    Returns:
+        One row per latent: ``latent``, ``r2_own_knobs`` (NaN for ``hidden``) and
+        ``r2_all_knobs``.
+    """
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.model_selection import KFold, cross_val_score
+
+    rng = np.random.default_rng(seed)
+    latents = sample_latents(n, rng)
+    knobs = knob_table(latents, rng)
+    splits = KFold(folds, shuffle=True, random_state=seed)
+
+    def r2(columns: tuple[str, ...], y: np.ndarray) -> float:
+        model = HistGradientBoostingRegressor(
+            max_iter=300, learning_rate=0.05, early_stopping=True, random_state=seed
+        )
+        x = knobs[list(columns)].to_numpy(float)
+        return float(cross_val_score(model, x, y, cv=splits, scoring="r2").mean())
+
+    rows = []
+    for name in LATENTS:
+        y = latents[name].to_numpy()
+        own = OWN_KNOBS.get(name)
+        rows.append(
+            {
+                "latent": name,
+                "r2_own_knobs": r2(own, y) if own else float("nan"),
+                "r2_all_knobs": r2(KNOBS, y),
+            }
+        )
+    return pd.DataFrame(rows)

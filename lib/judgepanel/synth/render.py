@@ -7,8 +7,8 @@ vase on a table, a figure, a patterned motif, a building), its geometry and its 
 noise in 8-bit levels, JPEG quality, exposure in stops, and so on. The defaults of
 `Execution` give a clean, well-made picture; every knob moves the pixels in a measurable way.
 
-Only numpy and Pillow are used, and a 384x288 picture takes a few milliseconds. Rendering is
-deterministic: the same scene and execution always give the same pixels.
+Only numpy and Pillow are used, and a 384x288 picture takes a few tens of milliseconds.
+Rendering is deterministic: the same scene and execution always give the same pixels.
 """
 
 from __future__ import annotations

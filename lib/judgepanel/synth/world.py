@@ -479,10 +479,10 @@ def write_world(spec: WorldSpec, out: Path, n_images: int, seed: int) -> Path:
     out = Path(out)
     final = out / spec.folder
     tmp = out / f".{spec.folder}.partial"
+    sim = simulate(spec, n_images, seed)  # bad parameters fail before anything is written
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    sim = simulate(spec, n_images, seed)
     _write_ratings(sim, tmp)
     _write_images(sim, tmp)
     _write_truth(sim, out / TRUTH_DIR)
