@@ -2,7 +2,8 @@
 
 Each ``bench_*.py`` prints a JSON object as its last line. This runs them one after the
 other (they measure ratios against an obvious alternative in the same run, so they must
-not compete for the cores), writes ``bench/results/summary.json`` and prints the figures.
+not compete for the cores), writes ``bench/results/summary.json`` (with ``--only``, the
+figures of the benchmarks not run are kept) and prints the figures.
 
 Usage: python bench/run_all.py [--only client,resume]
 """
@@ -37,15 +38,17 @@ def main() -> int:
             [sys.executable, str(script)], capture_output=True, text=True, cwd=HERE.parent
         )
         print(proc.stdout, end="")
-        if proc.returncode != 0:
+        lines = proc.stdout.strip().splitlines()
+        if proc.returncode != 0 or not lines:
             print(proc.stderr[-4000:], file=sys.stderr)
             failed.append(name)
             continue
-        last = proc.stdout.strip().splitlines()[-1]
-        results[name] = {**json.loads(last), "wall_s": round(time.monotonic() - started, 1)}
+        results[name] = {**json.loads(lines[-1]), "wall_s": round(time.monotonic() - started, 1)}
     out = HERE / "results" / "summary.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    # With --only, the other benchmarks' last figures are kept rather than dropped.
+    earlier = json.loads(out.read_text()) if wanted and out.exists() else {}
+    out.write_text(json.dumps({**earlier, **results}, indent=2, sort_keys=True) + "\n")
     print(f"wrote {out.relative_to(HERE.parent)}")
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)

@@ -344,3 +344,130 @@ def test_retry_after_is_honoured_and_failures_recorded(
     assert (df.attempts == 2).all() and df.value.isna().all() and (df.cost == 0).all()
     waited = df.latency_s >= 1.0
     assert waited.any() and (~waited).any()
+
+
+class _ScriptedBodies:
+    """A real HTTP server on a free loopback port that answers each request with the next
+    body of a script, with status 200 and a JSON content type, whatever the body is."""
+
+    def __init__(self, bodies: list[bytes]) -> None:
+        import http.server
+        import threading
+
+        script = list(bodies)
+        lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                with lock:
+                    body = script.pop(0)
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.left = script
+
+    def __enter__(self) -> _ScriptedBodies:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _completion(content: str, usage: object = None) -> bytes:
+    import json
+
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "sim-aurora-v1",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content},
+             "finish_reason": "stop"}
+        ],
+    }  # fmt: skip
+    if usage is not None:
+        body["usage"] = usage
+    return json.dumps(body).encode()
+
+
+def test_malformed_bodies_are_unreadable_answers(tmp_path: Path, api_key: str) -> None:
+    """Success responses that are not readable chat completions neither crash the run nor
+    go uncharged: each is an unreadable answer (re-asked), charged its bound when it
+    reports no usable token counts."""
+    from judgepanel.budget import request_bound
+
+    specs = simple_plan(make_images(tmp_path / "img", 1), reps=3)
+    good = {"prompt_tokens": 900, "completion_tokens": 12, "total_tokens": 912}
+    bodies = [
+        # call 1: three unreadable answers, then it fails (max_reasks=2)
+        b'{"choices": [{"message": {"content": "trunc',  # not JSON at all
+        b'{"choices": [{}]}',  # no message
+        b'{"choices": "zz"}',  # choices of the wrong type
+        # call 2: a readable answer whose usage is not a count: charged the bound
+        _completion('{"score": 6}', usage={"prompt_tokens": "abc", "completion_tokens": 3}),
+        # call 3: a readable answer with usage: charged its usage
+        _completion('{"score": 7}', usage=good),
+    ]
+    price = PRICES["sim-aurora-v1"]
+    answer_bound = request_bound(specs[0].build(), specs[0].max_tokens, 0).cost(price)
+    with _ScriptedBodies(bodies) as server, Store(tmp_path / "s.sqlite") as store:
+        summary = run_calls(
+            specs,
+            store,
+            base_url=server.base_url,
+            prices=PRICES,
+            concurrency=1,
+            max_reasks=2,
+            policy=FAST,
+            progress=False,
+        )
+        df = store.frame().set_index("repetition").sort_index()
+        assert server.left == []
+    assert (summary.ok, summary.failed, summary.reasks) == (2, 1, 2)
+    first, second, third = (df.loc[i] for i in range(3))
+    assert first.status == "failed" and first.reason == "unparseable: empty answer"
+    assert (first.attempts, first.reasks) == (3, 2)
+    assert first.cost == pytest.approx(3 * answer_bound)
+    assert pd.isna(first.prompt_tokens)
+    assert second.status == "ok" and second.value == 6.0
+    assert second.cost == pytest.approx(answer_bound) and pd.isna(second.prompt_tokens)
+    assert third.status == "ok" and third.value == 7.0
+    assert third.cost == pytest.approx(price.cost(900, 12)) and third.prompt_tokens == 900
+    assert summary.spend == pytest.approx(df.cost.sum())
+
+
+def test_a_store_write_error_stops_every_worker(sim_server, tmp_path: Path, api_key: str):
+    """An answer the store cannot hold ends the run: the other workers do not go on
+    sending (and paying for) calls whose answers could not be recorded either."""
+    from dataclasses import replace
+
+    from judgepanel.parsing import parse_score
+
+    specs = simple_plan(make_images(tmp_path / "img", 2), reps=10)
+    # the first call's parser returns a value that cannot be serialised to JSON
+    specs[0] = replace(specs[0], parse=lambda text: {"score": parse_score(text), "x": {1}})
+    with Store(tmp_path / "s.sqlite") as store:
+        with pytest.raises(TypeError, match="not JSON serializable"):
+            run_calls(
+                specs,
+                store,
+                base_url=sim_server.base_url,
+                prices=PRICES,
+                concurrency=2,
+                progress=False,
+            )
+        # only the call in flight on the other worker was recorded, not the rest of the plan
+        assert store.count() <= 2

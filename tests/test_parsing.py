@@ -101,3 +101,11 @@ def test_numeric_value() -> None:
     assert numeric_value("B") is None
     assert numeric_value(True) is None
     assert numeric_value({"score": True}) is None
+
+
+def test_a_stray_brace_does_not_hide_the_answer() -> None:
+    # An unmatched "{" in the prose before the object once swallowed it, leaving only the
+    # truncated-fragment rule: the reason was lost and the answer flagged as truncated.
+    text = 'Tier {9-10: excellent, but not here. {"score": 8, "reason": "clear light"}'
+    assert parse_score(text) == {"score": 8, "reason": "clear light"}
+    assert json_objects('a } b { c {"x": 1} d') == [{"x": 1}]

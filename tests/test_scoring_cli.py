@@ -270,3 +270,32 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, monkeypatch, capsys) -> None
     assert main(["score", "--dataset", f"eva:{eva}", "--families", "a", "--models",
                  "sim-aurora-v1", "--runs-file", str(runs), "--store", store]) == 1  # fmt: skip
     assert "OPENAI_API_KEY is not set" in capsys.readouterr().err
+
+
+def test_runs_file_errors_name_the_file_and_the_entry(tmp_path: Path) -> None:
+    from judgepanel.config import ConfigError, load_config
+
+    path = write_runs_file(tmp_path, tmp_path / "eva")
+    runs = yaml.safe_load(path.read_text())
+    runs["prices"]["sim-cobalt-v1"] = {"input": 0.1}
+    runs["scoring"]["para"] = {"holistic_k": 5, "temperature": 0.3}
+    for section, pattern in (
+        ("prices", r"price of 'sim-cobalt-v1': missing key 'output'"),
+        ("scoring", r"scoring 'para': missing key 'dimension_r'"),
+    ):
+        broken = dict(yaml.safe_load(path.read_text()))
+        broken[section] = runs[section]
+        bad = tmp_path / f"bad-{section}.yaml"
+        bad.write_text(yaml.safe_dump(broken))
+        with pytest.raises(ConfigError, match=rf"bad-{section}\.yaml: {pattern}"):
+            load_config(bad)
+
+
+def test_scored_dataset_is_the_designs_sample(tmp_path: Path) -> None:
+    from judgepanel.scoring import scored_dataset
+
+    root = write_eva(tmp_path / "eva", n_images=6)
+    every = scored_dataset("eva", root, ScoringDesign(2, 1, 0.3))  # no n_images: all of them
+    assert len(every.images) == 6
+    some = scored_dataset("eva", root, ScoringDesign(2, 1, 0.3, n_images=4, sample_seed=1))
+    assert len(some.images) == 4 and set(some.images.image_id) <= set(every.images.image_id)

@@ -216,3 +216,27 @@ def test_completed_digests_match_the_keys(tmp_path: Path) -> None:
         assert len({key_digest(key(str(i))) for i in range(1000)}) == 1000
         # The digest changes with any key field, the temperature included.
         assert key_digest(key("a")) != key_digest(key("a", temperature=0.0))
+
+
+def test_a_file_of_another_kind_is_refused_and_left_alone(tmp_path: Path) -> None:
+    """A path to some other file is an error that names it; nothing is written into it."""
+    text = tmp_path / "notes.sqlite"
+    text.write_text("not a database at all, " * 100)
+    before = text.read_bytes()
+    with pytest.raises(StoreError, match=r"notes\.sqlite: not a judgepanel store"):
+        Store(text)
+    assert text.read_bytes() == before
+    other = tmp_path / "app.sqlite"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE users (name TEXT)")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreError, match=r"app\.sqlite: not a judgepanel store .*users"):
+        Store(other)
+    con = sqlite3.connect(other)
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    mode = con.execute("PRAGMA journal_mode").fetchone()[0]
+    con.close()
+    assert tables == {"users"} and mode != "wal"
+    # status names the file too, instead of a traceback
+    assert status_command(Args(store=text, json=False)) == 1

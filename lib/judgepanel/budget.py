@@ -3,7 +3,8 @@
 Checking spend only after calls return lets every call in flight overshoot the ceiling. So
 each call reserves an upper bound on what it can cost before it is launched, and a call is
 launched only if ``spent + reserved + bound <= max_cost``; when it completes, its
-reservation is replaced by the cost its ``usage`` reports.
+reservation is replaced by the cost its ``usage`` reports (an answer that reports no usage
+is charged its bound).
 
 The bound (:func:`request_bound`), per billed answer:
 
@@ -18,9 +19,10 @@ The bound (:func:`request_bound`), per billed answer:
   patches with merging or downscaling, tile schemes (OpenAI, Gemini) charge a few hundred
   tokens per 512-768 px tile, so both fall under this bound.
 * Output: ``max_tokens``, which the endpoint enforces.
-* Attempts: ``1 + max_reasks`` answers can be billed; HTTP errors (429, 5xx) are not
-  billed by providers. A request that timed out on our side may still be billed by some
-  providers; that cost is invisible to any client and is not counted.
+* Attempts: ``1 + max_reasks`` answers can be billed (a success status whose body cannot
+  be read counts as an unreadable answer, so as one of them); HTTP errors (429, 5xx) are
+  not billed by providers. A request that timed out on our side may still be billed by
+  some providers; that cost is invisible to any client and is not counted.
 
 If an endpoint ever bills more than the bound, the overshoot is counted and reported
 (:attr:`Budget.bound_exceeded`) so the bound can be revised.
@@ -59,12 +61,13 @@ def image_expected_tokens(width: int, height: int) -> int:
     return min(1280, math.ceil(width / 28) * math.ceil(height / 28)) + 4
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)
 def data_url_size(url: str) -> tuple[int, int]:
     """Pixel size of a base64 data-URL image; only the header is decoded by PIL.
 
     Cached by the URL string, whose hash Python computes once per string object, so the
-    repetitions of one image (planned consecutively) measure it once.
+    repetitions of one image (planned consecutively) measure it once. The cache holds the
+    URLs themselves, whole encoded images, so it stays small.
     """
     if not url.startswith("data:"):
         return (UNKNOWN_IMAGE_SIDE, UNKNOWN_IMAGE_SIDE)
@@ -110,6 +113,10 @@ class RequestShape:
             + sum(image_token_bound(w, h) for w, h in self.image_sizes)
         )
 
+    def bound(self, max_reasks: int) -> CallBound:
+        """The most a call of this shape can cost, with up to ``max_reasks`` re-asks."""
+        return CallBound(self.input_bound(), self.max_tokens, 1 + max(0, max_reasks))
+
     def input_expected(self) -> int:
         return (
             math.ceil(self.text_bytes / 4)
@@ -136,8 +143,7 @@ class CallBound:
 
 def request_bound(messages: list[dict[str, Any]], max_tokens: int, max_reasks: int) -> CallBound:
     """The upper bound reserved for one call before it is sent (see the module docstring)."""
-    shape = RequestShape.of(messages, max_tokens)
-    return CallBound(shape.input_bound(), shape.max_tokens, 1 + max(0, max_reasks))
+    return RequestShape.of(messages, max_tokens).bound(max_reasks)
 
 
 @dataclass

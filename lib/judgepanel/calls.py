@@ -77,13 +77,15 @@ class CallSpec:
 
     Attributes:
         key: the store key.
-        build: returns the chat messages, images included; called once per attempt batch.
+        build: returns the chat messages, images included; called once, just before the
+            call is sent (every attempt of the call reuses them).
         parse: reads the answer text into a JSON-serialisable value or raises AnswerError.
         max_tokens: the completion cap sent with the request (also bounds its cost).
         seed: sampling seed sent to the endpoint, derived from the key, so that repeated
             calls differ from each other yet a rerun asks for the same samples.
-        n_images: images in the request, for the budget's upper bound on input tokens.
-        text_chars: characters of prompt text, for the same bound.
+        n_images: images in the request, as the planner built it (descriptive: the budget
+            measures the built messages themselves, see :mod:`judgepanel.budget`).
+        text_chars: characters of prompt text, likewise descriptive.
     """
 
     key: CallKey

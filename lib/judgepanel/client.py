@@ -181,6 +181,80 @@ def reask_seed(seed: int | None, reask: int) -> int | None:
     return (seed + _REASK_SEED_STEP * reask) & 0x7FFFFFFF
 
 
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def completion_parts(resp: Any) -> tuple[str | None, str | None, tuple[int, int] | None]:
+    """The answer text, finish reason and ``(prompt, completion)`` tokens of a response.
+
+    The SDK builds the response object without validating it, so a server may send any
+    JSON. Whatever is missing or of the wrong type comes back as ``None`` instead of
+    raising: a body without a readable message is then an unreadable answer (re-asked),
+    and usage without both token counts is no usage (the call is charged its bound).
+    """
+    choices = getattr(resp, "choices", None)
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    answer = getattr(getattr(choice, "message", None), "content", None)
+    finish = getattr(choice, "finish_reason", None)
+    usage = getattr(resp, "usage", None)
+    tokens = (getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+    return (
+        answer if isinstance(answer, str) else None,
+        finish if isinstance(finish, str) else None,
+        tokens if all(_is_count(t) for t in tokens) else None,
+    )
+
+
+@dataclass
+class _Tally:
+    """What one call accumulated over its attempts: the fields of its :class:`CallResult`."""
+
+    start: float
+    seed: int | None
+    attempts: int = 0
+    reasks: int = 0
+    answers: int = 0
+    answers_with_usage: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    answer: str | None = None
+    finish: str | None = None
+
+    def answered(self, resp: Any, price: Price, bound: CallBound) -> None:
+        """Count one answered (so billable) attempt."""
+        self.answer, self.finish, tokens = completion_parts(resp)
+        self.answers += 1
+        if tokens is None:
+            # No usage reported: charge the bound, so the ceiling still holds.
+            self.cost += bound.answer_cost(price)
+            return
+        self.answers_with_usage += 1
+        self.prompt_tokens += tokens[0]
+        self.completion_tokens += tokens[1]
+        self.cost += price.cost(*tokens)
+
+    def result(self, status: str, reason: str = "", parsed: Any = None) -> CallResult:
+        # Token counts are stored only when every answered attempt reported them.
+        counted = self.answers > 0 and self.answers_with_usage == self.answers
+        return CallResult(
+            status=status,
+            answer=self.answer,
+            parsed=parsed,
+            value=numeric_value(parsed),
+            reason=scrub(reason),
+            prompt_tokens=self.prompt_tokens if counted else None,
+            completion_tokens=self.completion_tokens if counted else None,
+            cost=self.cost,
+            latency_s=time.monotonic() - self.start,
+            attempts=self.attempts,
+            reasks=self.reasks,
+            finish_reason=self.finish,
+            seed=self.seed,
+        )
+
+
 @dataclass
 class _Counters:
     sent: int = 0
@@ -272,116 +346,57 @@ class _Runner:
             )
 
     async def call(self, spec: CallSpec, messages: list, bound: CallBound) -> CallResult:
-        """Send one call until it has a readable answer or runs out of attempts."""
+        """Send one call until it has a readable answer or runs out of attempts.
+
+        Attempts (HTTP retries and re-asks together) never exceed ``policy.max_attempts``,
+        and answered attempts never exceed ``1 + max_reasks``: the number the budget's
+        bound reserved for.
+        """
         price = self.prices[spec.key.model]
-        start = time.monotonic()
-        attempts = reasks = 0
-        p_tok = c_tok = 0
-        usage_seen = False
-        cost = 0.0
-        seed = spec.seed
-        answer: str | None = None
-        finish: str | None = None
+        tally = _Tally(start=time.monotonic(), seed=spec.seed)
         while True:
-            attempts += 1
+            tally.attempts += 1
+            unreadable = ""
             try:
-                resp = await self._attempt(spec, messages, seed)
+                resp = await self._attempt(spec, messages, tally.seed)
             except (openai.OpenAIError, TimeoutError) as exc:
                 decision = classify(exc)
                 if decision.fatal:
                     raise RunAborted(f"{decision.reason}: {_error_detail(exc)}") from None
                 if not decision.retry:
-                    return self._failed(
-                        f"{decision.reason}: {_error_detail(exc)}",
-                        attempts, reasks, start, answer, finish, seed, p_tok, c_tok, cost,
-                        usage_seen,
-                    )  # fmt: skip
-                if attempts >= self.policy.max_attempts:
-                    return self._failed(
-                        f"{decision.reason} after {attempts} attempts",
-                        attempts, reasks, start, answer, finish, seed, p_tok, c_tok, cost,
-                        usage_seen,
-                    )  # fmt: skip
-                await self._wait(decision, attempts, spec)
+                    return tally.result("failed", f"{decision.reason}: {_error_detail(exc)}")
+                if tally.attempts >= self.policy.max_attempts:
+                    return tally.result(
+                        "failed", f"{decision.reason} after {tally.attempts} attempts"
+                    )
+                await self._wait(decision, tally.attempts, spec)
                 continue
+            except ValueError as exc:
+                # A success status with a body that is not JSON: the answer may have been
+                # billed yet cannot be read, so it is an unreadable answer like any other.
+                resp = None
+                unreadable = f"response body is not JSON ({type(exc).__name__})"
 
-            usage = getattr(resp, "usage", None)
-            if usage is not None and usage.prompt_tokens is not None:
-                usage_seen = True
-                pt, ct = int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0)
-                p_tok += pt
-                c_tok += ct
-                cost += price.cost(pt, ct)
-            else:
-                # No usage reported: charge the bound, so the ceiling still holds.
-                cost += bound.answer_cost(price)
-            choices = getattr(resp, "choices", None) or []
-            choice = choices[0] if choices else None
-            answer = choice.message.content if choice is not None else None
-            finish = choice.finish_reason if choice is not None else None
+            tally.answered(resp, price, bound)
             try:
-                parsed = spec.parse(answer if answer is not None else "")
+                if unreadable:
+                    raise AnswerError(unreadable)
+                parsed = spec.parse(tally.answer if tally.answer is not None else "")
             except AnswerError as exc:
                 problem = f"unparseable: {_short(scrub(str(exc)))}"
-                if reasks < self.max_reasks and attempts < self.policy.max_attempts:
-                    reasks += 1
+                if tally.reasks < self.max_reasks and tally.attempts < self.policy.max_attempts:
+                    tally.reasks += 1
                     self.c.retries += 1
                     self.c.reasks += 1
-                    seed = reask_seed(spec.seed, reasks)
+                    tally.seed = reask_seed(spec.seed, tally.reasks)
                     self.show_retry(f"re-ask {spec.key.item}: {problem[:60]}")
                     continue
-                return self._failed(
-                    problem, attempts, reasks, start, answer, finish, seed, p_tok, c_tok,
-                    cost, usage_seen,
-                )  # fmt: skip
+                return tally.result("failed", problem)
             except Exception as exc:  # a parser bug is recorded, not turned into a score
-                return self._failed(
-                    f"parser error: {type(exc).__name__}: {_short(scrub(str(exc)))}",
-                    attempts, reasks, start, answer, finish, seed, p_tok, c_tok, cost,
-                    usage_seen,
-                )  # fmt: skip
-            return CallResult(
-                status="ok",
-                answer=answer,
-                parsed=parsed,
-                value=numeric_value(parsed),
-                prompt_tokens=p_tok if usage_seen else None,
-                completion_tokens=c_tok if usage_seen else None,
-                cost=cost,
-                latency_s=time.monotonic() - start,
-                attempts=attempts,
-                reasks=reasks,
-                finish_reason=finish,
-                seed=seed,
-            )
-
-    def _failed(
-        self,
-        reason: str,
-        attempts: int,
-        reasks: int,
-        start: float,
-        answer: str | None,
-        finish: str | None,
-        seed: int | None,
-        p_tok: int,
-        c_tok: int,
-        cost: float,
-        usage_seen: bool,
-    ) -> CallResult:
-        return CallResult(
-            status="failed",
-            answer=answer,
-            reason=scrub(reason),
-            prompt_tokens=p_tok if usage_seen else None,
-            completion_tokens=c_tok if usage_seen else None,
-            cost=cost,
-            latency_s=time.monotonic() - start,
-            attempts=attempts,
-            reasks=reasks,
-            finish_reason=finish,
-            seed=seed,
-        )
+                return tally.result(
+                    "failed", f"parser error: {type(exc).__name__}: {_short(scrub(str(exc)))}"
+                )
+            return tally.result("ok", parsed=parsed)
 
     async def _wait(self, decision: RetryDecision, attempts: int, spec: CallSpec) -> None:
         delay = self.policy.delay(attempts, decision, self.rng)
@@ -416,6 +431,16 @@ class _Runner:
             self.cond.notify_all()
 
     async def worker(self, queue: asyncio.Queue[CallSpec]) -> None:
+        """Take calls from ``queue`` until it is empty or the run stops."""
+        try:
+            await self._work(queue)
+        except BaseException:
+            # A store that cannot be written (or any other error) stops every worker from
+            # launching calls whose answers could not be recorded; calls in flight finish.
+            self.stop = True
+            raise
+
+    async def _work(self, queue: asyncio.Queue[CallSpec]) -> None:
         while not self.stop:
             try:
                 spec = queue.get_nowait()

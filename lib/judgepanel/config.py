@@ -161,7 +161,9 @@ class Config:
             ) from None
 
 
-def _require(mapping: dict, key: str, where: str) -> Any:
+def _require(mapping: Any, key: str, where: str) -> Any:
+    if not isinstance(mapping, dict):
+        raise ConfigError(f"{where}: expected a mapping with the key {key!r}")
     if key not in mapping:
         raise ConfigError(f"{where}: missing key {key!r}")
     return mapping[key]
@@ -205,20 +207,22 @@ def load_config(path: str | Path | None = None) -> Config:
             max_cost=float(spec.get("max_cost", 0.0)),
         )
 
-    scoring = {
-        kind: ScoringDesign(
-            holistic_k=int(d["holistic_k"]),
-            dimension_r=int(d["dimension_r"]),
-            temperature=float(d["temperature"]),
+    scoring = {}
+    for kind, d in (raw.get("scoring") or {}).items():
+        where = f"{path}: scoring {kind!r}"
+        scoring[kind] = ScoringDesign(
+            holistic_k=int(_require(d, "holistic_k", where)),
+            dimension_r=int(_require(d, "dimension_r", where)),
+            temperature=float(_require(d, "temperature", where)),
             n_images=d.get("n_images"),
             sample_seed=int(d.get("sample_seed", 0)),
         )
-        for kind, d in (raw.get("scoring") or {}).items()
-    }
-    prices = {
-        model: Price(float(p["input"]), float(p["output"]))
-        for model, p in (raw.get("prices") or {}).items()
-    }
+    prices = {}
+    for model, p in (raw.get("prices") or {}).items():
+        where = f"{path}: price of {model!r}"
+        prices[model] = Price(
+            float(_require(p, "input", where)), float(_require(p, "output", where))
+        )
     parameters = dict(raw.get("parameters") or {})
 
     runs: dict[str, Run] = {}

@@ -1,8 +1,9 @@
 """What a scoring run produced: coverage, failures, cost and agreement between repetitions.
 
-These summaries read the store's call frame only; the scoring notebook shows them so a
-reader can see, before any analysis, that every planned call is either answered or
-recorded as a failure, what it cost, and how repeatable each judge is.
+These summaries read the store's call frame (and, for coverage, the plan it is checked
+against); the scoring notebook shows them so a reader can see, before any analysis, that
+every planned call is either answered or recorded as a failure, what it cost, and how
+repeatable each judge is.
 """
 
 from __future__ import annotations
@@ -12,41 +13,40 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from judgepanel.calls import KEY_FIELDS, CallSpec
 from judgepanel.prompts import DIMENSIONS
 
 
-def coverage(
-    calls: pd.DataFrame,
-    *,
-    dataset: str,
-    families: Sequence[str],
-    n_images: int,
-    holistic_k: int,
-    dimension_r: int,
-) -> pd.DataFrame:
-    """Planned, ok, failed and missing calls per family and prompt kind."""
-    df = calls[calls["dataset"] == dataset]
-    rows = []
-    for fam in families:
-        for kind, planned in (
-            ("holistic", n_images * holistic_k),
-            ("dimension", n_images * dimension_r * len(DIMENSIONS)),
-        ):
-            sub = df[(df["family"] == fam) & (df["kind"] == kind)]
-            ok = int((sub["status"] == "ok").sum())
-            failed = int((sub["status"] == "failed").sum())
-            rows.append(
-                {
-                    "family": fam,
-                    "kind": kind,
-                    "planned": planned,
-                    "ok": ok,
-                    "failed": failed,
-                    "missing": planned - ok - failed,
-                    "ok_share": ok / planned if planned else np.nan,
-                }
-            )
-    return pd.DataFrame(rows)
+def coverage(calls: pd.DataFrame, plan: Sequence[CallSpec]) -> pd.DataFrame:
+    """Planned, ok, failed and missing calls per family and prompt kind.
+
+    A stored row counts only if its key is in ``plan``, so rows of another design (other
+    images, more repetitions, another temperature, rubric or model id) can neither raise
+    the answered share above what was planned nor make ``missing`` negative.
+
+    Args:
+        calls: ``Store.frame()`` output (the key columns and ``status`` are read).
+        plan: the planned calls, for example :func:`judgepanel.scoring.plan_aesthetic`.
+
+    Returns:
+        Columns family, kind, planned, ok, failed, missing, ok_share; one row per family
+        and kind in the plan's order.
+    """
+    keys = pd.DataFrame([s.key.as_tuple() for s in plan], columns=list(KEY_FIELDS))
+    stored = calls[[*KEY_FIELDS, "status"]].astype(
+        {"repetition": "int64", "temperature": "float64"}
+    )
+    merged = keys.merge(stored, on=list(KEY_FIELDS), how="left")
+    merged["ok"] = merged["status"].eq("ok")
+    merged["failed"] = merged["status"].eq("failed")
+    out = (
+        merged.groupby(["family", "kind"], sort=False)
+        .agg(planned=("ok", "size"), ok=("ok", "sum"), failed=("failed", "sum"))
+        .reset_index()
+    )
+    out["missing"] = out["planned"] - out["ok"] - out["failed"]
+    out["ok_share"] = out["ok"] / out["planned"]
+    return out
 
 
 def failures(calls: pd.DataFrame, dataset: str | None = None) -> pd.DataFrame:

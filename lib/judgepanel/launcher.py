@@ -96,4 +96,7 @@ def start_sim_server(
             return SimProcess(proc, int(text), log_path)
         time.sleep(0.05)
     proc.kill()
-    raise RuntimeError(f"the simulated judge server did not listen within {startup_timeout} s")
+    proc.wait()
+    raise RuntimeError(
+        f"the simulated judge server did not listen within {startup_timeout} s; its log: {log_path}"
+    )

@@ -102,11 +102,21 @@ class Notebook:
         elif isinstance(value, np.integer):
             value = int(value)
         self.headlines[key] = {"value": value, "text": text}
-        path = self.tables_dir.parent / "headlines.json"
-        data = json.loads(path.read_text()) if path.exists() else {}
-        data[self.name] = self.headlines
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2, sort_keys=True))
+        _store_headlines(self.tables_dir, self.name, self.headlines)
+
+
+def _store_headlines(tables_dir: Path, name: str, headlines: dict[str, Any] | None) -> None:
+    """Set (or with ``None`` remove) one notebook's entry in the run's ``headlines.json``."""
+    path = tables_dir.parent / "headlines.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    if headlines is None:
+        if name not in data:
+            return
+        del data[name]
+    else:
+        data[name] = headlines
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True))
 
 
 def _fmt(v: Any, digits: int) -> str:
@@ -134,6 +144,9 @@ def setup(
     tables = Path(tables_dir)
     figures = Path(figures_dir) if figures_dir else tables.parent / "figures"
     tables.mkdir(parents=True, exist_ok=True)
+    # A previous execution's headlines go, so a run that fails before its own are written
+    # shows none on the index rather than stale numbers.
+    _store_headlines(tables, name, None)
     if simulated:
         _display(HTML(SIMULATED_BANNER))
     return Notebook(run=run, name=name, tables_dir=tables, figures_dir=figures, simulated=simulated)

@@ -8,8 +8,8 @@ everything else, so that the client can re-ask and the store can record why a ca
 
 Rules, in order:
 
-1. Every balanced ``{...}`` span that is valid JSON and holds a ``"score"`` key is a
-   candidate; code fences and prose around them are ignored.
+1. Every JSON object embedded in the text that holds a ``"score"`` key is a candidate;
+   code fences, prose and stray braces around them are ignored.
 2. When several candidates exist, the **last** one wins: a model that revises itself
    ("... so {"score": 6}. On reflection, {"score": 7}") writes its final answer last.
 3. With no valid JSON candidate (typically a reason cut off by ``max_tokens``), a
@@ -42,39 +42,22 @@ def _shorten(text: str) -> str:
 def json_objects(text: str) -> list[dict[str, Any]]:
     """Every top-level JSON object embedded in ``text``, in order of appearance.
 
-    A scan with brace depth that respects JSON strings finds candidate spans; each is kept
-    only if ``json.loads`` accepts it as an object. Fences and prose never form a valid
-    object, so they drop out without special-casing.
+    A JSON decoder is tried at each ``{``; a valid object is kept and the search resumes
+    after it, anything else moves on to the next ``{``. Fences, prose and stray braces never
+    form a valid object, so they drop out without hiding an object that follows them.
     """
+    decoder = json.JSONDecoder()
     found: list[dict[str, Any]] = []
-    depth = 0
-    start = -1
-    in_string = False
-    escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
             continue
-        if ch == '"' and depth > 0:
-            in_string = True
-        elif ch == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == "}" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                try:
-                    obj = json.loads(text[start : i + 1])
-                except ValueError:
-                    obj = None
-                if isinstance(obj, dict):
-                    found.append(obj)
+        if isinstance(obj, dict):
+            found.append(obj)
+        start = text.find("{", end)
     return found
 
 

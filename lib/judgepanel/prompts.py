@@ -145,7 +145,6 @@ def load_rubric(directory: str | None = None) -> Rubric:
 def image_data_url(path: str | Path) -> str:
     """The image file as a base64 data URL, sent as is (no re-encoding)."""
     p = Path(path)
-    data = p.read_bytes()
     suffix = p.suffix.lower()
     if suffix in (".jpg", ".jpeg"):
         mime = "image/jpeg"
@@ -155,7 +154,7 @@ def image_data_url(path: str | Path) -> str:
         mime = "image/webp"
     else:
         raise ValueError(f"{p}: unsupported image type {suffix!r}; expected JPEG, PNG or WebP")
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    return bytes_data_url(p.read_bytes(), mime)
 
 
 def bytes_data_url(data: bytes, mime: str = "image/png") -> str:

@@ -2,9 +2,9 @@
 
 For each run of ``papermill_runs.yaml`` this writes ``outputs/<run>/<NN_name>.ipynb`` and
 ``.html`` (code visible, figures inline), the tables each notebook shows under
-``outputs/<run>/tables/``, and finally ``outputs/index.html``, which links every executed
-notebook with its headline numbers. A failing cell makes the command exit non-zero, naming
-the notebook and the cell.
+``outputs/<run>/tables/``, each notebook's outcome in ``outputs/<run>/notebooks.json``, and
+finally ``outputs/index.html``, which links every executed notebook with its headline
+numbers. A failing cell makes the command exit non-zero, naming the notebook and the cell.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from judgepanel.config import Config, Run, load_config, project_root
 
 NOTEBOOK_DIR = "notebooks"
+OUTCOMES_FILE = "notebooks.json"
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,40 @@ def execute_notebook(
         error = _failure_text(exc, src)
     seconds = time.monotonic() - started
     html_path = export_html(out_nb) if out_nb.exists() else None
-    return NotebookResult(run.name, name, not error, seconds, html_path, error)
+    result = NotebookResult(run.name, name, not error, seconds, html_path, error)
+    _remember(outputs, result)
+    return result
+
+
+def _outcomes_path(outputs: Path, run: str) -> Path:
+    return outputs / run / OUTCOMES_FILE
+
+
+def _remember(outputs: Path, result: NotebookResult) -> None:
+    """Record a notebook's outcome beside it, so a later index still lists it."""
+    path = _outcomes_path(outputs, result.run)
+    known = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    known[result.notebook] = {"ok": result.ok, "seconds": result.seconds, "error": result.error}
+    path.write_text(json.dumps(known, indent=2, sort_keys=True), encoding="utf-8")
+
+
+def _remembered(outputs: Path, run: str) -> dict[str, NotebookResult]:
+    """The outcomes recorded under ``outputs/<run>/`` by earlier executions."""
+    path = _outcomes_path(outputs, run)
+    if not path.exists():
+        return {}
+    found = {}
+    for name, o in json.loads(path.read_text(encoding="utf-8")).items():
+        html_path = outputs / run / f"{name}.html"
+        found[name] = NotebookResult(
+            run,
+            name,
+            bool(o["ok"]),
+            float(o["seconds"]),
+            html_path if html_path.exists() else None,
+            str(o.get("error", "")),
+        )
+    return found
 
 
 def export_html(notebook: Path) -> Path:
@@ -126,10 +160,20 @@ def export_html(notebook: Path) -> Path:
 
 
 def write_index(outputs: Path, results: list[NotebookResult], config: Config) -> Path:
-    """``outputs/index.html``: every executed notebook with its headline numbers."""
+    """``outputs/index.html``: every executed notebook with its headline numbers.
+
+    ``results`` are this command's executions; notebooks of the runs file executed by an
+    earlier command (their outcome is recorded in ``outputs/<run>/notebooks.json``) are
+    listed too, so re-running one analysis does not drop the others from the index.
+    """
+    fresh = {(r.run, r.notebook): r for r in results}
     by_run: dict[str, list[NotebookResult]] = {}
-    for r in results:
-        by_run.setdefault(r.run, []).append(r)
+    for run in config.runs.values():
+        earlier = _remembered(outputs, run.name)
+        for name in run.notebooks:
+            r = fresh.get((run.name, name)) or earlier.get(name)
+            if r is not None:
+                by_run.setdefault(run.name, []).append(r)
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>judgepanel report</title>",
         "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.45}"
@@ -172,21 +216,36 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
 
 
 def _score_runs(config: Config, runs: list[Run]) -> None:
-    """Score each dataset of the selected runs once, before any notebook reads the store."""
+    """Score each dataset of the selected runs once, before any notebook reads the store.
+
+    A profile's ``max_cost`` is one ceiling for all the scoring of this command, as it is
+    for one ``judgepanel score``: each run gets what the runs before it left.
+    """
     from judgepanel.scoring import score_run
 
     seen: set[tuple[str, str]] = set()
+    spent: dict[str, float] = {}
     for run in runs:
         if len(run.datasets) != 1:
             continue  # runs over several datasets only read what their own runs scored
-        key = (run.profile.name, run.dataset)
+        profile = run.profile
+        key = (profile.name, run.dataset)
         if key in seen:
             continue
         seen.add(key)
+        remaining = None
+        if profile.max_cost > 0:
+            remaining = max(0.0, profile.max_cost - spent.get(profile.name, 0.0))
         print(f"scoring {run.name} ({run.dataset})", flush=True)
-        summary = score_run(run.name, runs_file=config.path)
-        if getattr(summary, "stopped_by_budget", False):
-            raise SystemExit(f"{run.name}: the budget stopped scoring; see `judgepanel status`")
+        summary = score_run(run.name, runs_file=config.path, max_cost=remaining)
+        spent[profile.name] = spent.get(profile.name, 0.0) + summary.spend
+        if summary.aborted:
+            raise SystemExit(f"{run.name}: scoring was aborted: {summary.aborted}")
+        if summary.stopped_by_budget:
+            raise SystemExit(
+                f"{run.name}: the budget of profile {profile.name!r} "
+                f"(${profile.max_cost:.2f}) stopped scoring; see `judgepanel status`"
+            )
 
 
 def report_command(args: Any) -> int:
@@ -207,8 +266,9 @@ def report_command(args: Any) -> int:
 
             server = start_sim_server()
             os.environ["OPENAI_BASE_URL"] = server.base_url
-            # The simulator accepts any bearer token; a real key is never needed for it.
-            os.environ.setdefault("OPENAI_API_KEY", "sim-local")
+            # The simulator accepts any bearer token: a real key in the environment is
+            # replaced (and restored below), so it is not sent to it or to the kernels.
+            os.environ["OPENAI_API_KEY"] = "sim-local"
             print(f"simulated judge server listening at {server.base_url}", flush=True)
         if args.score:
             _score_runs(config, runs)

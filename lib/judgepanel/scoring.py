@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -31,6 +31,7 @@ from judgepanel.client import (
     cached_data_url,
     pending_calls,
     run_calls,
+    scrub,
 )
 from judgepanel.config import (
     Config,
@@ -43,6 +44,9 @@ from judgepanel.config import (
 from judgepanel.parsing import parse_score
 from judgepanel.prompts import DIMENSIONS, Rubric, load_rubric
 from judgepanel.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from judgepanel.datasets import Dataset
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -269,11 +273,24 @@ def resolve_settings(args: Any) -> ScoreSettings:
     )
 
 
+def scored_dataset(kind: str, root: str | Path, design: ScoringDesign) -> Dataset:
+    """The rated images a scoring design covers: its stratified sample of ``n_images``
+    (seed ``sample_seed``), or every image when the design names no ``n_images``.
+
+    The planner and the notebooks both take the images from here, so an analysis reads
+    exactly the images that were scored.
+    """
+    from judgepanel.datasets import load_dataset
+
+    ds = load_dataset(kind, str(root))
+    return ds if design.n_images is None else ds.sample(design.n_images, design.sample_seed)
+
+
 def plan_target(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
     """The calls of one dataset, dispatched by its kind (see the interfaces of each study)."""
     # The studies import the scoring path, so they are imported here, not at module level.
     from judgepanel import vab, visionq
-    from judgepanel.datasets import load_dataset, load_vab, load_visionq
+    from judgepanel.datasets import load_vab, load_visionq
     from judgepanel.datasets.visionq import bench_files
 
     families = settings.families
@@ -282,10 +299,7 @@ def plan_target(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
     seed = int(params.get("seed", 0))
     if target.kind in AESTHETIC_KINDS:
         design = settings.designs[target.name]
-        ds = load_dataset(target.kind, str(target.root))
-        if design.n_images is not None and design.n_images < len(ds.images):
-            ds = ds.sample(design.n_images, design.sample_seed)
-        images = ds.images
+        images = scored_dataset(target.kind, target.root, design).images
         if limit is not None:
             images = images.head(limit)
         return plan_aesthetic(images, families, design, dataset=target.name)
@@ -349,7 +363,7 @@ def estimate_plan(
     todo, _ = pending_calls(specs, store, retry_failed=retry_failed)
     todo_keys = {s.key.as_tuple() for s in todo}
     observed: dict[tuple[str, str], float] = {}
-    stored = store.frame(status="ok")
+    stored = store.frame(status="ok", columns=["model", "kind", "cost"])
     if len(stored):
         grouped = stored.groupby(["model", "kind"])["cost"].agg(["mean", "size"])
         observed = {k: float(r["mean"]) for k, r in grouped.iterrows() if r["size"] >= 20}
@@ -381,9 +395,7 @@ def estimate_plan(
         shape = shapes.get(shape_key)
         if shape is None or shape.max_tokens != spec.max_tokens:
             shape = shapes[shape_key] = RequestShape.of(spec.build(), spec.max_tokens)
-        row["upper_bound_usd"] += price.cost(shape.input_bound(), shape.max_tokens) * (
-            1 + max_reasks
-        )
+        row["upper_bound_usd"] += shape.bound(max_reasks).cost(price)
         seen = observed.get((key.model, key.kind))
         if seen is not None:
             row["expected_usd"] += seen
@@ -463,16 +475,20 @@ def score_run(
     runs_file: str | Path | None = None,
     base_url: str | None = None,
     limit_images: int | None = None,
+    max_cost: float | None = None,
     progress: bool = True,
 ) -> RunSummary:
     """Score one run of ``papermill_runs.yaml`` (the entry point of notebooks and reports).
 
     Uses the profile's store, families, concurrency and ceiling and the run's parameters;
     the endpoint comes from ``base_url`` or ``OPENAI_BASE_URL``, the key from
-    ``OPENAI_API_KEY``.
+    ``OPENAI_API_KEY``. ``max_cost`` replaces the profile's ceiling, like ``--max-cost``.
     """
     args = argparse_namespace(
-        run=run_name, runs_file=Path(runs_file) if runs_file else None, limit_images=limit_images
+        run=run_name,
+        runs_file=Path(runs_file) if runs_file else None,
+        limit_images=limit_images,
+        max_cost=max_cost,
     )
     settings = resolve_settings(args)
     return score_settings(settings, base_url=base_url, progress=progress, echo=progress)
@@ -532,8 +548,6 @@ def score_command(args: Any) -> int:
             progress=not args.no_progress,
         )
     except (ConfigError, ClientError, StoreError, FileNotFoundError, ValueError) as exc:
-        from judgepanel.client import scrub
-
         print(f"error: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     if summary.aborted:

@@ -162,6 +162,25 @@ def _row(key: CallKey, result: CallResult, created_at: str) -> tuple:
     )
 
 
+def _where(
+    *, dataset: str | None = None, kinds: Iterable[str] | None = None, status: str | None = None
+) -> tuple[str, list[Any]]:
+    """A ``WHERE`` clause (``""`` when nothing is filtered) and its parameters."""
+    terms: list[str] = []
+    params: list[Any] = []
+    if dataset is not None:
+        terms.append("dataset = ?")
+        params.append(dataset)
+    if kinds is not None:
+        kinds = list(kinds)
+        terms.append(f"kind IN ({', '.join('?' * len(kinds))})")
+        params.extend(kinds)
+    if status is not None:
+        terms.append("status = ?")
+        params.append(status)
+    return (" WHERE " + " AND ".join(terms) if terms else ""), params
+
+
 def utc_now() -> str:
     """The current UTC time in ISO 8601 with microseconds."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
@@ -187,15 +206,33 @@ class Store:
             # check_same_thread=False: a notebook may drive the client from a helper thread
             # (its own event loop); the store is still used by one thread at a time.
             self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-            with self._conn:
-                self._conn.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
+            try:
+                self._create()
+            except sqlite3.DatabaseError as exc:
+                self._conn.close()
+                raise StoreError(f"{self.path}: not a judgepanel store ({exc})") from None
+            except StoreError:
+                self._conn.close()
+                raise
         self._check_schema()
+
+    def _create(self) -> None:
+        """Set WAL mode and create the tables, unless the file holds some other database."""
+        listing = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        tables = {row[0] for row in listing}
+        if tables and "meta" not in tables:
+            raise StoreError(
+                f"{self.path}: not a judgepanel store (it holds the tables "
+                f"{', '.join(sorted(tables))}); name a new file or an existing store"
+            )
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(_SCHEMA)
+        with self._conn:
+            self._conn.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
 
     def _check_schema(self) -> None:
         try:
@@ -277,16 +314,8 @@ class Store:
             include_failed: count failed calls as done (the default: they are not resent
                 unless the user asks for ``--retry-failed``).
         """
-        where, params = [], []
-        if dataset is not None:
-            where.append("dataset = ?")
-            params.append(dataset)
-        if not include_failed:
-            where.append("status = 'ok'")
-        sql = f"SELECT {', '.join(KEY_FIELDS)} FROM calls"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return set(self._conn.execute(sql, params))
+        where, params = _where(dataset=dataset, status=None if include_failed else "ok")
+        return set(self._conn.execute(f"SELECT {', '.join(KEY_FIELDS)} FROM calls{where}", params))
 
     def completed_digests(
         self, dataset: str | None = None, include_failed: bool = True
@@ -295,16 +324,9 @@ class Store:
 
         The fast path of resume planning (see :func:`judgepanel.calls.key_digest`).
         """
-        where, params = [], []
-        if dataset is not None:
-            where.append("dataset = ?")
-            params.append(dataset)
-        if not include_failed:
-            where.append("status = 'ok'")
-        sql = "SELECT key_digest FROM calls"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return {row[0] for row in self._conn.execute(sql, params)}
+        where, params = _where(dataset=dataset, status=None if include_failed else "ok")
+        rows = self._conn.execute(f"SELECT key_digest FROM calls{where}", params)
+        return {row[0] for row in rows}
 
     def is_completed(self, key: CallKey) -> bool:
         """Whether one key is stored (one query; prefer :meth:`completed_digests` for plans)."""
@@ -331,21 +353,8 @@ class Store:
         unknown = [c for c in wanted if c not in COLUMNS]
         if unknown:
             raise StoreError(f"{self.path}: no columns {unknown}; columns are {list(COLUMNS)}")
-        where, params = [], []
-        if dataset is not None:
-            where.append("dataset = ?")
-            params.append(dataset)
-        if kinds is not None:
-            kinds = list(kinds)
-            where.append(f"kind IN ({', '.join('?' * len(kinds))})")
-            params.extend(kinds)
-        if status is not None:
-            where.append("status = ?")
-            params.append(status)
-        sql = f"SELECT {', '.join(wanted)} FROM calls"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY " + ", ".join(KEY_FIELDS)
+        where, params = _where(dataset=dataset, kinds=kinds, status=status)
+        sql = f"SELECT {', '.join(wanted)} FROM calls{where} ORDER BY {', '.join(KEY_FIELDS)}"
         df = pd.read_sql_query(sql, self._conn, params=params)
         # Nullable integer columns stay integers when some rows are NULL.
         for col in ("prompt_tokens", "completion_tokens", "seed"):
@@ -357,10 +366,8 @@ class Store:
 
     def spend(self, dataset: str | None = None) -> float:
         """Total USD recorded (failed calls included: their answered attempts were billed)."""
-        sql, params = "SELECT COALESCE(SUM(cost), 0) FROM calls", []
-        if dataset is not None:
-            sql += " WHERE dataset = ?"
-            params.append(dataset)
+        where, params = _where(dataset=dataset)
+        sql = f"SELECT COALESCE(SUM(cost), 0) FROM calls{where}"
         return float(self._conn.execute(sql, params).fetchone()[0])
 
     def count(self) -> int:
@@ -411,16 +418,10 @@ class Store:
         }
 
 
-def _open_existing(path: Path) -> Store:
-    if not Path(path).exists():
-        raise FileNotFoundError(f"{path}: store not found")
-    return Store(path, readonly=True)
-
-
 def status_command(args: Any) -> int:
     """``judgepanel status``: counts by dataset, family, kind and status; failures; spend."""
     try:
-        store = _open_existing(args.store)
+        store = Store(args.store, readonly=True)
     except (FileNotFoundError, StoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -471,7 +472,7 @@ def export_command(args: Any) -> int:
         print(f"error: {out}: expected a .csv or .parquet file name", file=sys.stderr)
         return 1
     try:
-        store = _open_existing(args.store)
+        store = Store(args.store, readonly=True)
     except (FileNotFoundError, StoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

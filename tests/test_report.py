@@ -1,0 +1,127 @@
+"""The report's plumbing without executing notebooks: the index keeps earlier executions,
+stale headlines go, and scoring before the notebooks shares one ceiling per profile."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from judgepanel import nbtools
+from judgepanel.cli import build_parser
+from judgepanel.config import load_config
+from judgepanel.report import NotebookResult, report_command, write_index
+from judgepanel.store import Store
+
+
+def runs_file(tmp: Path, eva_root: Path, *, max_cost: float = 100.0) -> Path:
+    """One profile with two dataset keys over the same images, and one run for each."""
+    runs = {
+        "profiles": {
+            "p": {
+                "description": "two runs",
+                "simulated": True,
+                "store": str(tmp / "store.sqlite"),
+                "datasets": {
+                    "a": {"kind": "eva", "root": str(eva_root)},
+                    "b": {"kind": "eva", "root": str(eva_root)},
+                },
+                "families": {"aurora": "sim-aurora-v1", "cobalt": "sim-cobalt-v1"},
+                "concurrency": 8,
+                "max_cost": max_cost,
+            }
+        },
+        "scoring": {"eva": {"holistic_k": 2, "dimension_r": 1, "temperature": 0.3}},
+        "prices": {
+            "sim-aurora-v1": {"input": 0.30, "output": 2.50},
+            "sim-cobalt-v1": {"input": 0.10, "output": 0.30},
+        },
+        "runs": {
+            "r-a": {"profile": "p", "dataset": "a", "notebooks": ["00_scoring"]},
+            "r-b": {
+                "profile": "p",
+                "dataset": "b",
+                "notebooks": ["00_scoring", "01_mtmm_validity"],
+            },
+        },
+    }
+    path = tmp / "runs.yaml"
+    path.write_text(yaml.safe_dump(runs), encoding="utf-8")
+    return path
+
+
+def test_index_keeps_notebooks_executed_earlier(tmp_path: Path) -> None:
+    from judgepanel.report import _remember
+
+    config = load_config(runs_file(tmp_path, tmp_path / "eva"))
+    out = tmp_path / "outputs"
+    for run, name in (("r-a", "00_scoring"), ("r-b", "00_scoring")):
+        (out / run).mkdir(parents=True, exist_ok=True)
+        (out / run / f"{name}.html").write_text("<html></html>")
+    # an earlier command executed r-a (and it failed); this one executes only r-b
+    _remember(out, NotebookResult("r-a", "00_scoring", False, 3.0, None, "cell [4] raised X"))
+    now = NotebookResult("r-b", "00_scoring", True, 2.0, out / "r-b" / "00_scoring.html")
+    index = write_index(out, [now], config).read_text()
+    assert "r-a/00_scoring.html" in index and "r-b/00_scoring.html" in index
+    assert "failed: cell [4] raised X" in index
+    assert "01_mtmm_validity" not in index  # never executed: not listed
+    assert index.index("<h2>r-a</h2>") < index.index("<h2>r-b</h2>")  # runs-file order
+
+
+def test_setup_drops_the_notebooks_stale_headlines(tmp_path: Path) -> None:
+    tables = tmp_path / "run" / "tables"
+    tables.mkdir(parents=True)
+    stale = {"value": 0.5, "text": "old"}
+    (tmp_path / "run" / "headlines.json").write_text(
+        json.dumps({"00_scoring": {"coverage": stale}, "01_mtmm_validity": {"x": stale}})
+    )
+    nb = nbtools.setup(run="run", name="00_scoring", tables_dir=tables, simulated=False)
+    kept = json.loads((tmp_path / "run" / "headlines.json").read_text())
+    assert kept == {"01_mtmm_validity": {"x": stale}}
+    nb.headline("coverage", 0.9, "new")
+    kept = json.loads((tmp_path / "run" / "headlines.json").read_text())
+    assert kept["00_scoring"] == {"coverage": {"value": 0.9, "text": "new"}}
+
+
+@pytest.mark.timeout(240)
+def test_report_score_shares_the_profile_ceiling(sim_server, tmp_path: Path, monkeypatch):
+    """`report --score` scores two runs; their spend together stays under the profile's
+    max_cost, and the second run is stopped by what the first one left."""
+    from test_scoring_cli import write_eva
+
+    from judgepanel.budget import request_bound
+    from judgepanel.scoring import plan_target, resolve_settings, score_run
+
+    monkeypatch.setenv("OPENAI_BASE_URL", sim_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
+    eva = write_eva(tmp_path / "eva")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    # what one run actually costs (S), and the largest reservation of one call (B)
+    probe = runs_file(scratch, eva)
+    spend = score_run("r-a", runs_file=probe, progress=False).spend
+    settings = resolve_settings(
+        build_parser().parse_args(["score", "--run", "r-a", "--runs-file", str(probe)])
+    )
+    specs = plan_target(settings.targets[0], settings)
+    bound = max(
+        request_bound(s.build(), s.max_tokens, 2).cost(settings.prices[s.key.model]) for s in specs
+    )
+    # room for all of the first run and half of the second
+    ceiling = spend + bound + spend / 2
+    work = tmp_path / "work"
+    work.mkdir()
+    path = runs_file(work, eva, max_cost=ceiling)
+    args = build_parser().parse_args(
+        ["report", "--runs-file", str(path), "--profile", "p", "--score", "--only", "none",
+         "--outputs", str(work / "outputs")]
+    )  # fmt: skip
+    with pytest.raises(SystemExit, match="r-b: the budget of profile 'p'"):
+        report_command(args)
+    with Store(work / "store.sqlite", readonly=True) as store:
+        by_dataset = store.frame(columns=["dataset", "cost"]).groupby("dataset")["cost"]
+        assert by_dataset.size()["a"] == len(specs)  # the first run completed
+        assert 0 < by_dataset.size()["b"] < len(specs)  # the second one was stopped
+        assert store.spend() <= ceiling
