@@ -149,7 +149,10 @@ def raw_cues(f: Mapping[str, float]) -> dict[str, float]:
     """Cues in their physically anchored units, before standardisation."""
     ew = f["edge_width"]
     sharp = 1.0 - 2.2 * _log2(ew / 2.8) if ew > 2.8 else 1.0 + 0.4 * (2.8 - ew)
-    sharp += 0.2 * (f["sharpness"] - 2.8)
+    # Noise inflates the Laplacian's variance by 20 sigma^2 (the squared weights of its
+    # kernel); a perceiver does not mistake grain for detail, so that share is discounted.
+    detail_var = max(10.0 ** f["sharpness"] - 20.0 * f["noise"] ** 2, 1e-3)
+    sharp += 0.2 * (math.log10(detail_var) - 2.8)
     noise = f["noise"]
     clean = 0.8 - 1.0 * max(0.0, _log2(noise / 0.9))
     unblocked = 0.5 - 2.0 * max(0.0, f["blockiness"] - 0.1)
