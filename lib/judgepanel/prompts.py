@@ -31,8 +31,10 @@ Message = dict[str, Any]
 
 def rubric_dir() -> Path:
     """The rubric folder: ``$JUDGEPANEL_RUBRIC`` or ``rubric/`` at the project root."""
+    from judgepanel.config import project_root
+
     env = os.environ.get("JUDGEPANEL_RUBRIC")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "rubric"
+    return Path(env) if env else project_root() / "rubric"
 
 
 def sha256sums_text(directory: Path | None = None) -> str:
