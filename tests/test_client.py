@@ -576,3 +576,14 @@ def test_a_store_write_error_stops_every_worker(sim_server, tmp_path: Path, api_
             )
         # only the call in flight on the other worker was recorded, not the rest of the plan
         assert store.count() <= 2
+
+
+def test_the_client_sends_through_the_sdks_aiohttp_transport() -> None:
+    """The pinned aiohttp extra is what the client uses (half the SDK's CPU per call, see
+    bench/bench_client.py); without it the SDK's default transport would be chosen."""
+    import openai
+
+    from judgepanel.core.client import http_transport
+
+    transport = http_transport(5.0)
+    assert isinstance(transport, openai.DefaultAioHttpClient)

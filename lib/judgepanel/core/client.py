@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import json
 import logging
 import os
 import random
@@ -38,8 +39,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import openai
-from openai.types.chat import ChatCompletion
 from tqdm import tqdm
 
 from judgepanel.core.budget import Budget, CallBound, request_bound
@@ -172,6 +173,24 @@ def api_key_from_env() -> str:
     return key
 
 
+# -- transport ------------------------------------------------------------------------------
+
+
+def http_transport(timeout: float) -> httpx2.AsyncClient | None:
+    """The SDK's aiohttp transport (``openai[aiohttp]``), or ``None`` for its default.
+
+    The SDK's default transport spends about as much CPU per request as the rest of the
+    client together; its documented aiohttp transport needs about half as much
+    (``bench/bench_client.py`` measures both), which keeps a fast endpoint busy and leaves
+    cores to a simulator or a local server on the same machine. Without aiohttp the SDK's
+    default is used, so a plain ``pip install openai`` setup still works.
+    """
+    try:
+        return openai.DefaultAioHttpClient(timeout=timeout)
+    except RuntimeError:  # the aiohttp extra is not installed
+        return None
+
+
 # -- images ---------------------------------------------------------------------------------
 
 
@@ -223,17 +242,20 @@ def _is_count(value: Any) -> bool:
 def completion_parts(resp: Any) -> tuple[str | None, str | None, tuple[int, int] | None]:
     """The answer text, finish reason and ``(prompt, completion)`` tokens of a response.
 
-    The SDK builds the response object without validating it, so a server may send any
-    JSON. Whatever is missing or of the wrong type comes back as ``None`` instead of
-    raising: a body without a readable message is then an unreadable answer (re-asked),
-    and usage without both token counts is no usage (the call is charged its bound).
+    ``resp`` is the decoded JSON body of a chat completion. A server may send any JSON:
+    whatever is missing or of the wrong type comes back as ``None`` instead of raising. A
+    body without a readable message is then an unreadable answer (re-asked), and usage
+    without both token counts is no usage (the call is charged its bound).
     """
-    choices = getattr(resp, "choices", None)
+    choices = resp.get("choices") if isinstance(resp, dict) else None
     choice = choices[0] if isinstance(choices, list) and choices else None
-    answer = getattr(getattr(choice, "message", None), "content", None)
-    finish = getattr(choice, "finish_reason", None)
-    usage = getattr(resp, "usage", None)
-    tokens = (getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+    choice = choice if isinstance(choice, dict) else {}
+    message = choice.get("message")
+    answer = message.get("content") if isinstance(message, dict) else None
+    finish = choice.get("finish_reason")
+    usage = resp.get("usage") if isinstance(resp, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    tokens = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
     return (
         answer if isinstance(answer, str) else None,
         finish if isinstance(finish, str) else None,
@@ -369,7 +391,17 @@ class _Runner:
 
     # sending -----------------------------------------------------------------------------
 
-    async def _attempt(self, spec: CallSpec, messages: list, seed: int | None) -> ChatCompletion:
+    async def _attempt(self, spec: CallSpec, messages: list, seed: int | None) -> Any:
+        """One HTTP attempt; the decoded JSON body of the answer.
+
+        The request goes through the SDK's ``post`` with the body already encoded, and the
+        answer comes back as the raw HTTP response: the typed ``create`` would walk every
+        message part through its TypedDict transformer and build a ``ChatCompletion``
+        model, which for our plain JSON costs more CPU than the rest of a call together
+        (``bench/bench_client.py`` measures the difference). Errors, status handling and
+        timeouts are the SDK's own either way. A success status with a body that is not
+        JSON raises ``ValueError``.
+        """
         key = spec.key
         body: dict[str, Any] = {
             "model": key.model,
@@ -379,20 +411,18 @@ class _Runner:
         }
         if seed is not None:
             body["seed"] = seed
-        # The body goes through the SDK's raw ``post`` rather than the typed ``create``:
-        # ``create`` first walks every message part through its TypedDict transformer,
-        # which for our plain JSON messages changes nothing yet costs more CPU per call
-        # than all the rest of our work, and caps throughput against a fast endpoint.
-        # Errors, timeouts and the parsed ``ChatCompletion`` are the SDK's own either way.
+        content = json.dumps(body, separators=(",", ":")).encode()
         # The SDK timeout bounds each network phase; the outer one bounds the whole
         # attempt, so a server that trickles bytes cannot hold a worker forever.
         async with asyncio.timeout(self.timeout + 1.0):
-            return await self.client.post(
+            response = await self.client.post(
                 "/chat/completions",
-                cast_to=ChatCompletion,
-                body=body,
+                cast_to=httpx2.Response,
+                content=content,
                 options={"timeout": self.timeout},
             )
+            raw = await response.aread()
+        return json.loads(raw)
 
     async def call(self, spec: CallSpec, messages: list, bound: CallBound) -> CallResult:
         """Send one call until it has a readable answer or runs out of attempts.
@@ -705,7 +735,13 @@ async def _send_all(
     policy = policy or RetryPolicy(max_attempts=max_attempts)
     if policy.max_attempts < 1:
         raise ClientError("max_attempts must be at least 1")
-    client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=timeout)
+    client = openai.AsyncOpenAI(
+        api_key=key,
+        base_url=base_url,
+        max_retries=0,
+        timeout=timeout,
+        http_client=http_transport(timeout),
+    )
     bar = (
         tqdm(
             total=len(todo),

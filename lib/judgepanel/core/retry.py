@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
+import aiohttp
 import openai
 
 RETRYABLE_STATUS: frozenset[int] = frozenset({408, 409, 429})
@@ -115,8 +116,26 @@ def retry_after_seconds(
     return max(0.0, when.timestamp() - now)
 
 
+def _refused(exc: BaseException) -> bool:
+    """Whether a timeout error was really a connection that failed or was dropped.
+
+    The SDK's aiohttp transport reports every aiohttp connection error (refused, reset,
+    the server gone) as a connect *timeout*; the cause chain still holds the original.
+    """
+    seen = exc.__cause__ or exc.__context__
+    while seen is not None:
+        if isinstance(seen, aiohttp.ServerTimeoutError | TimeoutError):
+            return False
+        if isinstance(seen, aiohttp.ClientConnectionError | ConnectionError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def classify(exc: BaseException) -> RetryDecision:
     """Map an exception raised by one attempt to a :class:`RetryDecision`."""
+    if isinstance(exc, openai.APITimeoutError) and _refused(exc):
+        return RetryDecision.transient("connection error")
     if isinstance(exc, openai.APITimeoutError | asyncio.TimeoutError | TimeoutError):
         return RetryDecision.transient("timeout")
     if isinstance(exc, openai.APIConnectionError):
