@@ -587,3 +587,48 @@ def test_the_client_sends_through_the_sdks_aiohttp_transport() -> None:
 
     transport = http_transport(5.0)
     assert isinstance(transport, openai.DefaultAioHttpClient)
+
+
+def test_encode_body_equals_the_json_encoder() -> None:
+    """The spliced request body is byte for byte what ``json.dumps`` writes, for one or
+    several images, URLs that are not base64 data URLs, and texts that read like a slot."""
+    import base64
+    import json
+
+    from judgepanel.core.client import encode_body
+
+    def url(n: int) -> str:
+        return "data:image/jpeg;base64," + base64.b64encode(bytes(range(n % 256)) * 7).decode()
+
+    def image(u: str) -> dict:
+        return {"type": "image_url", "image_url": {"url": u, "detail": "auto"}}
+
+    bodies = [
+        {"model": "m", "messages": [{"role": "user", "content": "no image, é"}]},
+        {
+            "model": "m",
+            "messages": [
+                {"role": "system", "content": "Score it."},
+                {"role": "user", "content": [{"type": "text", "text": "A"}, image(url(9))]},
+            ],
+            "seed": 3,
+        },
+        {
+            "model": "m",
+            "messages": [
+                {"role": "user", "content": [image(url(n)) for n in (5, 6, 7)]},
+                {"role": "user", "content": [image("https://example.org/a.jpg")]},
+            ],
+        },
+        {
+            "model": "m",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": "judgepanel-image-0"}, image(url(4))],
+                }
+            ],
+        },
+    ]
+    for body in bodies:
+        assert encode_body(body) == json.dumps(body, separators=(",", ":")).encode()
