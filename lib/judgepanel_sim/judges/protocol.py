@@ -125,6 +125,7 @@ _HEADERS = LRU(FEATURE_CACHE_SIZE)  # digest -> (width, height, format)
 _B64_DIGESTS = LRU(FEATURE_CACHE_SIZE)  # hash of the base64 text -> digest of the bytes
 _FEATURES = LRU(FEATURE_CACHE_SIZE)  # digest or (digest, box) -> features dict
 _PIXELS = LRU(PIXEL_CACHE_SIZE)  # digest -> HxWx3 uint8 array
+_DERIVED = LRU(FEATURE_CACHE_SIZE)  # (digest, name) -> what a handler read from the pixels
 
 
 def _decode(data: bytes, where: str) -> tuple[np.ndarray, str]:
@@ -249,6 +250,14 @@ class ImageView:
     def features(self) -> dict[str, float]:
         """``perception.features`` of the whole image (cached by digest)."""
         return _FEATURES.get_or_make(self.digest, lambda: perception.features(self.rgb))
+
+    def derived(self, name: str, make: Callable[[np.ndarray], Any]) -> Any:
+        """``make(self.rgb)``, cached by (digest, ``name``): a handler's own reading of the
+        pixels (e.g. where a composite's panels are), computed once per image.
+
+        ``make`` must depend on the pixels only and return an immutable value.
+        """
+        return _DERIVED.get_or_make((self.digest, name), lambda: make(self.rgb))
 
     def region_features(self, box: tuple[int, int, int, int]) -> dict[str, float]:
         """Features of the crop ``box`` = (left, top, right, bottom) in px, cached.
