@@ -330,13 +330,16 @@ def read_format(text: str, json_mode: bool = False) -> ScoreFormat:
     return ScoreFormat("sentence")
 
 
+_ANSWER_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(obj, ensure_ascii=False)
+
+
 def format_score(score: int, reason: str, fmt: ScoreFormat) -> str:
     """Write ``score`` (and ``reason``) in the requested format."""
     if fmt.kind == "json":
         obj: dict[str, Any] = {fmt.score_key: score}
         if fmt.reason_key:
             obj[fmt.reason_key] = reason
-        return json.dumps(obj, ensure_ascii=False)
+        return _ANSWER_JSON.encode(obj)
     if fmt.kind == "number":
         return str(score)
     return f"Score: {score}. {reason}"
