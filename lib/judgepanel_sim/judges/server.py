@@ -50,6 +50,7 @@ from judgepanel_sim.judges.protocol import (
     parse_chat,
     truncate_answer,
 )
+from judgepanel_sim.judges.rng import generator
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -128,7 +129,7 @@ def request_rng(
     h.update(
         f"seed={request_seed}".encode() if request_seed is not None else f"n={counter}".encode()
     )
-    return np.random.default_rng(int.from_bytes(h.digest(), "big"))
+    return generator(int.from_bytes(h.digest(), "big"))
 
 
 def sim_request(
