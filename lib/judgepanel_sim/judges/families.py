@@ -146,7 +146,7 @@ class IdentityMemo:
 
 
 _CUE_MEMO = IdentityMemo()
-_PERCEIVED = IdentityMemo()
+_PERCEIVED = IdentityMemo(32768)  # (family, features, digest): five families per image
 
 
 def cues(f: Mapping[str, float]) -> dict[str, float]:

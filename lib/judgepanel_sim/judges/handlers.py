@@ -391,7 +391,7 @@ def reason_for(family: Family, features: Mapping[str, float], dimension: str | N
     return memo
 
 
-_REASONS = IdentityMemo()
+_REASONS = IdentityMemo(32768)  # (family, features, dimension)
 
 
 def _reason(family: Family, features: Mapping[str, float], dimension: str | None) -> str:
