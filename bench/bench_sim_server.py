@@ -12,7 +12,13 @@ seconds each side spent per request (client from this process, server from /proc
 this script started it) show which side is the bottleneck. Prints a one-line JSON summary
 last.
 
+``--kind`` picks the prompts: ``holistic`` (the default, as above), ``dimension`` (the
+five rubric dimensions and their sham prompts in turn, one image), ``vab`` (three
+versions of the picture, best and worst) or ``visionq`` (a three-panel composite and a
+criterion question); a study's requests are mostly the first two.
+
 Usage: python bench/bench_sim_server.py [--concurrency 32] [--seconds 5] [--base-url URL]
+       [--kind holistic|dimension|vab|visionq]
 """
 
 from __future__ import annotations
@@ -26,10 +32,13 @@ import time
 
 import numpy as np
 import openai
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFilter
 
-from judgepanel.core.prompts import bytes_data_url, load_rubric
+from judgepanel.core.prompts import DIMENSIONS, bytes_data_url, load_rubric
 from judgepanel.report.launcher import start_sim_server
+from judgepanel.studies.vab.protocol import build_messages
+from judgepanel.studies.visionq.composite import composite_png
+from judgepanel.studies.visionq.protocol import prompt_text, visionq_messages
 from judgepanel_sim.judges import MODELS
 
 
@@ -44,9 +53,7 @@ def test_image(size: tuple[int, int] = (384, 288)) -> bytes:
     img[int(0.6 * h) :] = ground[int(0.6 * h) :]
     pil = Image.fromarray(np.clip(img, 0, 255).astype(np.uint8))
     ImageDraw.Draw(pil).ellipse([90, 90, 170, 170], fill=(210, 90, 60))
-    buf = io.BytesIO()
-    pil.save(buf, format="JPEG", quality=90)
-    return buf.getvalue()
+    return to_jpeg(pil)
 
 
 def _cpu_seconds(pid: int | None) -> float | None:
@@ -61,11 +68,47 @@ def _cpu_seconds(pid: int | None) -> float | None:
         return None
 
 
+KINDS = ("holistic", "dimension", "vab", "visionq")
+
+
+def prompts(kind: str, image: bytes) -> list[list[dict]]:
+    """The messages a benchmark of ``kind`` sends, in turn."""
+    rubric = load_rubric()
+    url = bytes_data_url(image, "image/jpeg")
+    if kind == "holistic":
+        return [rubric.holistic_messages(url)]
+    if kind == "dimension":
+        return [rubric.dimension_messages(d, url) for d in DIMENSIONS] + [
+            rubric.sham_messages(d, url) for d in DIMENSIONS
+        ]
+    pil = Image.open(io.BytesIO(image))
+    versions = [pil.filter(ImageFilter.GaussianBlur(b)) if b else pil for b in (0, 1.5, 3)]
+    if kind == "vab":
+        urls = [bytes_data_url(to_jpeg(v), "image/jpeg") for v in versions]
+        return [build_messages("vab_tb1", (0, 1, 2), ["A", "B", "C"], urls)]
+    if kind == "visionq":
+        png = bytes_data_url(composite_png(versions), "image/png")
+        question = prompt_text("Which method demonstrates better sharpness?", 3)
+        return [visionq_messages(question, png)]
+    raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+
+
+def to_jpeg(img: Image.Image) -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, format="JPEG", quality=90)
+    return buf.getvalue()
+
+
 async def run(
-    base_url: str, concurrency: int, seconds: float, warmup: float, server_pid: int | None
+    base_url: str,
+    concurrency: int,
+    seconds: float,
+    warmup: float,
+    server_pid: int | None,
+    kind: str = "holistic",
 ) -> dict:
     image = test_image()
-    messages = load_rubric().holistic_messages(bytes_data_url(image, "image/jpeg"))
+    messages = prompts(kind, image)
     client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0, timeout=30)
     latencies: list[float] = []
     errors = 0
@@ -80,12 +123,11 @@ async def run(
             try:
                 r = await client.chat.completions.create(
                     model=MODELS[(i + n) % len(MODELS)],
-                    messages=messages,
+                    messages=messages[(i + n) % len(messages)],
                     temperature=0.3,
                     max_tokens=200,
                 )
-                json.loads(r.choices[0].message.content)
-                ok = True
+                ok = bool(r.choices[0].message.content)
             except (openai.APIError, ValueError):
                 ok = False
             if measuring:
@@ -110,6 +152,7 @@ async def run(
     lat = np.array(latencies) * 1000
     return {
         "benchmark": "sim_server",
+        "kind": kind,
         "concurrency": concurrency,
         "image": "384x288 JPEG",
         "image_bytes": len(image),
@@ -133,12 +176,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="measured duration")
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured start")
     parser.add_argument("--base-url", help="use a running server instead of starting one")
+    parser.add_argument("--kind", choices=KINDS, default="holistic", help="the prompts sent")
     args = parser.parse_args(argv)
     server = None if args.base_url else start_sim_server()
     try:
         base_url = args.base_url or server.base_url
         pid = server.process.pid if server is not None else None
-        result = asyncio.run(run(base_url, args.concurrency, args.seconds, args.warmup, pid))
+        result = asyncio.run(
+            run(base_url, args.concurrency, args.seconds, args.warmup, pid, args.kind)
+        )
     finally:
         if server is not None:
             server.stop()

@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
@@ -120,7 +120,33 @@ _REFERENCE: dict[str, tuple[float, float]] = {
 }
 
 
-_CUE_MEMO: OrderedDict[int, tuple[Mapping[str, float], dict[str, float]]] = OrderedDict()
+class IdentityMemo:
+    """Results keyed by the identity of the objects they were computed from.
+
+    The server caches one features dict per image and serves the same family objects, so
+    a result that depends only on (family, features, ...) is found again by identity,
+    exactly and without hashing the features. The objects are held with the result, so
+    their ids cannot be reused while the entry lives; the memo is emptied when full.
+    """
+
+    def __init__(self, maxsize: int = 8192) -> None:
+        self.maxsize = maxsize
+        self._data: dict[Hashable, tuple[tuple[object, ...], Any]] = {}
+
+    def get(self, objs: tuple[object, ...], extra: Hashable = None) -> Any | None:
+        hit = self._data.get((*map(id, objs), extra))
+        if hit is not None and all(a is b for a, b in zip(hit[0], objs, strict=True)):
+            return hit[1]
+        return None
+
+    def put(self, objs: tuple[object, ...], extra: Hashable, value: Any) -> None:
+        if len(self._data) >= self.maxsize:
+            self._data.clear()
+        self._data[(*map(id, objs), extra)] = (objs, value)
+
+
+_CUE_MEMO = IdentityMemo()
+_PERCEIVED = IdentityMemo(32768)  # (family, features, digest): five families per image
 
 
 def cues(f: Mapping[str, float]) -> dict[str, float]:
@@ -131,17 +157,15 @@ def cues(f: Mapping[str, float]) -> dict[str, float]:
     z-scale against a fixed reference mix (``_REFERENCE``) and clipped to [-4, 2.5].
     The result is memoised for the same features object (the server caches one per image).
     """
-    memo = _CUE_MEMO.get(id(f))
-    if memo is not None and memo[0] is f:
-        return dict(memo[1])
+    memo = _CUE_MEMO.get((f,))
+    if memo is not None:
+        return dict(memo)
     raw = raw_cues(f)
     out = {}
     for k, v in raw.items():
         centre, spread = _REFERENCE[k]
         out[k] = _clip((v - centre) / spread, -4.0, 2.5)
-    _CUE_MEMO[id(f)] = (f, out)
-    while len(_CUE_MEMO) > 4096:
-        _CUE_MEMO.popitem(last=False)
+    _CUE_MEMO.put((f,), None, out)
     return dict(out)
 
 
@@ -359,17 +383,27 @@ class Family:
             rng: the request's generator; unused at temperature 0.
             temperature: sampling temperature; noise sd is ``noise * temperature``.
         """
-        ev = self.evidence(features)
-        own = {}
-        for dim in DIMENSIONS:
-            s = min(max(self.skill[dim], 0.0), 1.0)
-            own[dim] = s * ev[dim] + math.sqrt(1.0 - s * s) * self.systematic_error(digest, dim)
-        general = sum(self.taste[d] * own[d] for d in DIMENSIONS) / sum(self.taste.values())
-        out = {d: (1.0 - self.halo) * own[d] + self.halo * general for d in DIMENSIONS}
+        out = self._perceived_exactly(features, digest)
         if temperature > 0 and rng is not None:
             eps = rng.standard_normal(len(DIMENSIONS)) * (self.noise * temperature)
             out = {d: out[d] + float(e) for d, e in zip(DIMENSIONS, eps, strict=True)}
         return out
+
+    def _perceived_exactly(self, features: Mapping[str, float], digest: str) -> dict[str, float]:
+        """``perceive`` before sampling noise: fixed by (family, features, digest), so
+        memoised (a copy is returned)."""
+        memo = _PERCEIVED.get((self, features), digest)
+        if memo is None:
+            ev = self.evidence(features)
+            own = {}
+            for dim in DIMENSIONS:
+                s = min(max(self.skill[dim], 0.0), 1.0)
+                err = self.systematic_error(digest, dim)
+                own[dim] = s * ev[dim] + math.sqrt(1.0 - s * s) * err
+            general = sum(self.taste[d] * own[d] for d in DIMENSIONS) / sum(self.taste.values())
+            memo = {d: (1.0 - self.halo) * own[d] + self.halo * general for d in DIMENSIONS}
+            _PERCEIVED.put((self, features), digest, memo)
+        return dict(memo)
 
     def perceive_cues(
         self,
@@ -400,10 +434,15 @@ class Family:
     def holistic_z(self, perceived: Mapping[str, float]) -> float:
         """The family's overall verdict: its own taste over the perceived dimensions,
         rescaled to about unit spread (as if the dimensions correlated at 0.3)."""
+        w, norm = self._taste_norm
+        return sum(wt * perceived[d] for wt, d in zip(w, DIMENSIONS, strict=True)) / norm
+
+    @cached_property
+    def _taste_norm(self) -> tuple[list[float], float]:
+        """The taste weights in ``DIMENSIONS`` order and ``holistic_z``'s divisor."""
         w = [self.taste[d] for d in DIMENSIONS]
         total, sq = sum(w), sum(x * x for x in w)
-        norm = math.sqrt(sq + 0.3 * (total * total - sq))
-        return sum(wt * perceived[d] for wt, d in zip(w, DIMENSIONS, strict=True)) / norm
+        return w, math.sqrt(sq + 0.3 * (total * total - sq))
 
     def to_scale(
         self,
@@ -423,21 +462,13 @@ class Family:
         sc = self.scale
         raw = sc.centre + sc.spread * z
         canon = 1.0 + 9.0 / (1.0 + math.exp(-(raw - 5.5) / 2.4))  # soft squash into [1, 10]
-        span = hi - lo
-        unit = span / 9.0
+        unit, inv_two_var, pulls = _scale_terms(sc, lo, hi)
         target = lo + (canon - 1.0) * unit
-        inv_two_var = 1.0 / (2.0 * (sc.width * unit) ** 2)
-        favourites = tuple(sc.favourites.items())
         logits = []
-        for k in range(lo, hi + 1):
+        for k, terms in zip(range(lo, hi + 1), pulls, strict=True):
             logit = -((k - target) ** 2) * inv_two_var
-            canon_k = 1.0 + (k - lo) / unit
-            for fav, pull in favourites:
-                d = canon_k - fav
-                if -1.5 < d < 1.5:
-                    logit += pull * math.exp(-(d * d) / 0.18)
-            if span >= 20:
-                logit += sc.round_pull * ((k % 10 == 0) + 0.5 * (k % 5 == 0))
+            for term in terms:
+                logit += term
             logits.append(logit)
         top = max(logits)
         if temperature <= 0 or rng is None:
@@ -469,6 +500,31 @@ class Family:
         p = np.exp((u - u.max()) / max(temperature, 1e-3))
         p /= p.sum()
         return int(rng.choice(u.size, p=p))
+
+
+@lru_cache(maxsize=1024)
+def _scale_terms(
+    sc: ScaleUse, lo: int, hi: int
+) -> tuple[float, float, tuple[tuple[float, ...], ...]]:
+    """What ``Family.to_scale`` needs that does not depend on the impression: the width of
+    one canonical point on [lo, hi], the Gaussian's ``1 / (2 var)``, and per integer the
+    logit pulls it adds in turn (favourite values, then round numbers on wide scales)."""
+    span = hi - lo
+    unit = span / 9.0
+    inv_two_var = 1.0 / (2.0 * (sc.width * unit) ** 2)
+    favourites = tuple(sc.favourites.items())
+    pulls = []
+    for k in range(lo, hi + 1):
+        canon_k = 1.0 + (k - lo) / unit
+        terms = []
+        for fav, pull in favourites:
+            d = canon_k - fav
+            if -1.5 < d < 1.5:
+                terms.append(pull * math.exp(-(d * d) / 0.18))
+        if span >= 20:
+            terms.append(sc.round_pull * ((k % 10 == 0) + 0.5 * (k % 5 == 0)))
+        pulls.append(tuple(terms))
+    return unit, inv_two_var, tuple(pulls)
 
 
 def _w(**kw: float) -> dict[str, float]:

@@ -27,13 +27,14 @@ from __future__ import annotations
 import importlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from judgepanel_sim.judges.families import CUES, DIMENSIONS, Family, cues
+from judgepanel_sim.judges.families import CUES, DIMENSIONS, Family, IdentityMemo, cues
 from judgepanel_sim.judges.protocol import ImageView
 
 
@@ -67,15 +68,25 @@ class SimRequest:
     rng: np.random.Generator
     json_mode: bool = False
 
-    @property
+    @cached_property
     def text(self) -> str:
-        """System and user text together (what keyword readers search)."""
+        """System and user text together (what keyword readers search); built once, so
+        the readers' caches hash it once."""
         return f"{self.system_text}\n{self.user_text}" if self.system_text else self.user_text
+
+    def layout(self) -> tuple[str, tuple[str | None, ...]]:
+        """What a handler's ``matches`` may read: the system text and the user parts in
+        order, each text as itself and each image as None."""
+        return self.system_text, tuple(v if k == "text" else None for k, v in self.parts)
 
 
 @runtime_checkable
 class Handler(Protocol):
-    """A kind of task a simulated judge can answer."""
+    """A kind of task a simulated judge can answer.
+
+    ``matches`` must read only the request's ``layout()`` (its texts and where its images
+    are, never pixels or sampling fields): the matching handler is cached per layout.
+    """
 
     name: str
 
@@ -126,10 +137,22 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_BY_LAYOUT: dict[tuple[str, tuple[str | None, ...]], Handler] = {}
+_BY_LAYOUT_SIZE = 4096
+
+
 def find_handler(req: SimRequest) -> Handler:
-    """The first registered handler that matches ``req``."""
+    """The first registered handler that matches ``req`` (cached per ``req.layout()``: a
+    study sends each prompt many times, with other images)."""
+    layout = req.layout()
+    found = _BY_LAYOUT.get(layout)
+    if found is not None:
+        return found
     for handler in handlers():
         if handler.matches(req):
+            if len(_BY_LAYOUT) >= _BY_LAYOUT_SIZE:
+                _BY_LAYOUT.clear()
+            _BY_LAYOUT[layout] = handler
             return handler
     raise LookupError("no handler matches the request")  # unreachable: holistic is a fallback
 
@@ -307,13 +330,16 @@ def read_format(text: str, json_mode: bool = False) -> ScoreFormat:
     return ScoreFormat("sentence")
 
 
+_ANSWER_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(obj, ensure_ascii=False)
+
+
 def format_score(score: int, reason: str, fmt: ScoreFormat) -> str:
     """Write ``score`` (and ``reason``) in the requested format."""
     if fmt.kind == "json":
         obj: dict[str, Any] = {fmt.score_key: score}
         if fmt.reason_key:
             obj[fmt.reason_key] = reason
-        return json.dumps(obj, ensure_ascii=False)
+        return _ANSWER_JSON.encode(obj)
     if fmt.kind == "number":
         return str(score)
     return f"Score: {score}. {reason}"
@@ -352,12 +378,23 @@ _PHRASES: dict[str, tuple[str, str]] = {
 assert set(_PHRASES) == set(CUES)
 
 
-def reason_for(family: Family, features: dict[str, float], dimension: str | None) -> str:
+def reason_for(family: Family, features: Mapping[str, float], dimension: str | None) -> str:
     """One sentence naming the two cues that weigh most in this family's judgement.
 
     For a dimension, its cues; for an overall verdict (``dimension`` None), every cue the
-    family uses, weighted by its taste.
+    family uses, weighted by its taste. Fixed by its arguments, so memoised.
     """
+    memo = _REASONS.get((family, features), dimension)
+    if memo is None:
+        memo = _reason(family, features, dimension)
+        _REASONS.put((family, features), dimension, memo)
+    return memo
+
+
+_REASONS = IdentityMemo(32768)  # (family, features, dimension)
+
+
+def _reason(family: Family, features: Mapping[str, float], dimension: str | None) -> str:
     cv = cues(features)
     dims = [dimension] if dimension else list(DIMENSIONS)
     weight: dict[str, float] = {}

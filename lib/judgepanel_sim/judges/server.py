@@ -44,11 +44,13 @@ from judgepanel_sim.judges.protocol import (
     Answer,
     ApiError,
     ParsedChat,
+    compact_json,
     completion_body,
     models_body,
     parse_chat,
     truncate_answer,
 )
+from judgepanel_sim.judges.rng import generator
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -127,7 +129,7 @@ def request_rng(
     h.update(
         f"seed={request_seed}".encode() if request_seed is not None else f"n={counter}".encode()
     )
-    return np.random.default_rng(int.from_bytes(h.digest(), "big"))
+    return generator(int.from_bytes(h.digest(), "big"))
 
 
 def sim_request(
@@ -195,10 +197,6 @@ def answer_chat(
     return answer_text(sim_request(chat, seed, counter, family=family), malformed=malformed)
 
 
-def _json_bytes(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
 class SimApp:
     """The ASGI application."""
 
@@ -246,7 +244,7 @@ class SimApp:
     async def _send_json(
         self, send: Send, status: int, obj: Any, extra: dict[str, str] | None = None
     ) -> None:
-        body = _json_bytes(obj)
+        body = compact_json(obj)
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
@@ -279,7 +277,7 @@ class SimApp:
             "prompt_tokens": prompt,
             "completion_tokens": completion,
         }
-        os.write(self._ledger_fd, _json_bytes(line) + b"\n")
+        os.write(self._ledger_fd, compact_json(line) + b"\n")
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
         limit = self.config.max_body_bytes
@@ -505,6 +503,7 @@ def _make_server(config: SimConfig, sock: socket.socket) -> Any:
         http="httptools",
         lifespan="off",
         access_log=False,
+        proxy_headers=False,  # no proxy in front; spares a middleware call per request
         log_level="warning",
         timeout_graceful_shutdown=1,
         timeout_keep_alive=30,

@@ -9,18 +9,17 @@ carries ``"usage": null`` except that usage chunk, when it is asked for.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 from judgepanel_sim.judges.logprobs import tokens
-from judgepanel_sim.judges.protocol import Answer, usage_body
+from judgepanel_sim.judges.protocol import Answer, compact_json, usage_body
 
 
 def _event(obj: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+    return b"data: " + compact_json(obj) + b"\n\n"
 
 
 def chunks(

@@ -222,6 +222,12 @@ def _tile_digest(rgb: np.ndarray, box: tuple[int, int, int, int]) -> str:
     return hashlib.blake2b(crop.tobytes() + str(crop.shape).encode(), digest_size=16).hexdigest()
 
 
+def _tiles(rgb: np.ndarray) -> tuple[tuple[tuple[int, int, int, int], str], ...]:
+    """Each tile's box and content digest, in reading order (cached per image by the
+    handler, as locating them costs milliseconds)."""
+    return tuple((box, _tile_digest(rgb, box)) for box in locate_tiles(rgb))
+
+
 def _hash_normal(*parts: str) -> float:
     h = hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=8).digest()
     return _NORMAL.inv_cdf((int.from_bytes(h, "big") + 0.5) / 2.0**64)
@@ -281,14 +287,15 @@ class VisionQHandler:
             views = req.images[: n or len(req.images)]
             return [(v.features, v.digest) for v in views], len(views)
         image = req.images[0]
-        rgb = image.rgb
-        boxes = locate_tiles(rgb)
-        n = n or len(boxes)
-        usable = n >= 2 and len(boxes) >= n
-        usable = usable and all(r - x >= MIN_TILE and b - y >= MIN_TILE for x, y, r, b in boxes[:n])
+        tiles = image.derived("visionq-tiles", _tiles)
+        n = n or len(tiles)
+        usable = n >= 2 and len(tiles) >= n
+        usable = usable and all(
+            r - x >= MIN_TILE and b - y >= MIN_TILE for (x, y, r, b), _ in tiles[:n]
+        )
         if not usable:
             return None, max(n, 2)
-        return [(image.region_features(b), _tile_digest(rgb, b)) for b in boxes[:n]], n
+        return [(image.region_features(box), digest) for box, digest in tiles[:n]], n
 
     def _choose(self, req: SimRequest) -> tuple[int, int, str]:
         """(chosen slot, number of letters, criterion phrase)."""
