@@ -16,7 +16,7 @@ from __future__ import annotations
 import colorsys
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -151,7 +151,7 @@ def render(
     width, height = int(size[0]), int(size[1])
     if min(width, height) < 16:
         raise ValueError(f"render size must be at least 16 px on each side, got {size}")
-    planes = _draw_scene(scene, ex, width, height)
+    planes = _drawn(scene, _drawing_part(ex), width, height).copy()
     if ex.vignette > 0:
         planes *= _vignette(width, height, ex.vignette)
     img = Image.fromarray(_to_uint8(planes), "RGB")
@@ -167,6 +167,39 @@ def render(
     if ex.jpeg_quality < 100:
         img = Image.open(io.BytesIO(to_jpeg(img, ex.jpeg_quality))).convert("RGB")
     return img
+
+
+_AFTER_DRAWING: dict[str, object] = {
+    "blur_sigma": 0.0,
+    "noise_sd": 0.0,
+    "jpeg_quality": 95,
+    "exposure": 0.0,
+    "contrast": 1.0,
+    "saturation": 1.0,
+    "cast_warmth": 0.0,
+    "cast_tint": 0.0,
+    "vignette": 0.0,
+}
+"""The `Execution` fields that act on the drawn planes (lens, exposure, white balance,
+sensor, encoding), at their defaults; the others decide what is drawn."""
+
+
+def _drawing_part(ex: Execution) -> Execution:
+    """``ex`` with every field that acts after drawing at its default: the key of a drawing."""
+    return replace(ex, **_AFTER_DRAWING)
+
+
+@lru_cache(maxsize=8)
+def _drawn(scene: Scene, ex: Execution, width: int, height: int) -> np.ndarray:
+    """The drawn planes of a scene, kept for the next picture of the same drawing.
+
+    Pictures of one subject that differ only in how they were captured (a VisionQ row's
+    methods, a VAB set's variants with the same framing) share their drawing: it is made
+    once. Read-only; :func:`render` works on a copy.
+    """
+    planes = _draw_scene(scene, ex, width, height)
+    planes.setflags(write=False)
+    return planes
 
 
 # --- drawing -------------------------------------------------------------------------------
@@ -244,10 +277,18 @@ def _value_noise(rng: np.random.Generator, width: int, height: int, cells: int) 
     return np.asarray(img, dtype=np.float32)
 
 
-def _vignette(width: int, height: int, strength: float) -> np.ndarray:
+@lru_cache(maxsize=8)
+def _vignette_falloff(width: int, height: int) -> np.ndarray:
+    """How the vignette darkens each pixel at full strength; depends on the size only."""
     xs, ys = _grid(width, height)
     r2 = ((xs - width / 2) / (width / 2)) ** 2 + ((ys - height / 2) / (height / 2)) ** 2
-    return 1.0 - np.float32(strength) * np.clip(r2 / 2.0, 0.0, 1.0) ** 1.2
+    falloff = np.clip(r2 / 2.0, 0.0, 1.0) ** 1.2
+    falloff.setflags(write=False)
+    return falloff
+
+
+def _vignette(width: int, height: int, strength: float) -> np.ndarray:
+    return 1.0 - np.float32(strength) * _vignette_falloff(width, height)
 
 
 def _to_uint8(planes: np.ndarray) -> np.ndarray:
@@ -326,12 +367,30 @@ class _Frame:
     coarse: np.ndarray
 
 
-def _draw_scene(scene: Scene, ex: Execution, width: int, height: int) -> np.ndarray:
+@dataclass(frozen=True)
+class _Backdrop:
+    """A scene's palette, frame and background under one light and camera roll, and its
+    generator's state after them (the subject's drawing continues from there)."""
+
+    canvas: np.ndarray
+    frame: _Frame
+    palette: _Palette
+    state: dict
+
+
+@lru_cache(maxsize=4)
+def _backdrop(scene: Scene, warmth: float, tilt_deg: float, width: int, height: int) -> _Backdrop:
+    """Palette, noise fields and background of a scene: what every picture of it shares.
+
+    A VAB set's variants and a VisionQ row's methods show one scene under different
+    framings and captures; those with the same light and camera roll share this stage,
+    so it is drawn once. Every array is read-only.
+    """
     rng = np.random.default_rng([scene.seed, 0])
-    pal = _palette(scene, rng, ex.light_warmth)
+    pal = _palette(scene, rng, warmth)
     xs, ys = _grid(width, height)
     # Camera roll: scene coordinates are the frame coordinates rotated about the centre.
-    t = math.radians(ex.tilt_deg)
+    t = math.radians(tilt_deg)
     c, s = np.float32(math.cos(t)), np.float32(math.sin(t))
     cx0, cy0 = width / 2.0, height / 2.0
     fr = _Frame(
@@ -344,8 +403,21 @@ def _draw_scene(scene: Scene, ex: Execution, width: int, height: int) -> np.ndar
         coarse=_value_noise(rng, width, height, 7),
     )
     canvas = _BACKGROUNDS[scene.content](fr, pal, rng)
+    for arr in (canvas, fr.u, fr.v, fr.fine, fr.coarse):
+        arr.setflags(write=False)
+    return _Backdrop(canvas, fr, pal, rng.bit_generator.state)
+
+
+def _draw_scene(scene: Scene, ex: Execution, width: int, height: int) -> np.ndarray:
+    back = _backdrop(scene, ex.light_warmth, ex.tilt_deg, width, height)
+    canvas, fr, pal = back.canvas.copy(), back.frame, back.palette
+    rng = np.random.Generator(np.random.PCG64())
+    rng.bit_generator.state = back.state
+    xs, ys = _grid(width, height)
     _draw_clutter(canvas, scene, ex.clutter, xs, ys, width, height)
     if ex.subject_scale > 0:
+        t = math.radians(ex.tilt_deg)
+        c, s = np.float32(math.cos(t)), np.float32(math.sin(t))
         size = ex.subject_scale * height
         sx, sy = ex.subject_x * width, ex.subject_y * height
         win = _window(sx, sy, 0.8 * size + 2.0, width, height)

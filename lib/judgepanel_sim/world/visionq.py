@@ -43,6 +43,7 @@ folder. Nothing here is tuned to reproduce a published number.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -382,26 +383,29 @@ def write_visionq(out_dir: Path, seed: int, *, n_papers: int = N_PAPERS) -> Path
                 levels = _row_levels(rng, n, h, visible)
                 tradeoff = crit.tradeoff is not None and rng.random() < P_TRADEOFF
                 defect = rng.random() < P_DEFECT
-                crops = []
+                pictures = []
                 for m in range(n):
                     sc, ex = crit.knob(levels[m], float(rng.uniform(-1, 1)), scene, _nuisance(rng))
                     if tradeoff and m == 0 and crit.tradeoff is not None:
                         sc, ex = crit.tradeoff(float(rng.uniform(0.15, 0.35)), 1.0, sc, ex)
-                    crops.append(render(sc, ex, CROP_SIZE))
+                    pictures.append((sc, ex))
                 labels = list(names)
+                source = list(range(n))  # the method whose picture each crop shows
                 if defect:
                     copied = int(rng.integers(1, n))
-                    crops[copied] = crops[0]
+                    source[copied] = 0
                     labels[copied] = REFERENCE_LABEL
+                # Each picture is rendered and encoded once, even where a defect copies it.
+                crops = {m: _png(*pictures[m]) for m in dict.fromkeys(source)}
                 paths = []
+                folder = images / paper_id / "figures" / fig_id / "crops"
+                folder.mkdir(parents=True, exist_ok=True)
                 for j, m in enumerate(order):
                     rel = (
                         f"{paper_id}/figures/{fig_id}/crops/"
                         f"bbox_{int(bbox_ids[j]) + 40 * r:02d}_{_slug(labels[m])}.png"
                     )
-                    target = images / rel
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    crops[m].save(target, format="PNG", compress_level=6)
+                    (images / rel).write_bytes(crops[source[m]])
                     paths.append(rel)
                 gold = LETTERS[int(np.flatnonzero(order == 0)[0])]
                 point_key = f"{paper_id}/{fig_id}::{row}"
@@ -434,6 +438,13 @@ def write_visionq(out_dir: Path, seed: int, *, n_papers: int = N_PAPERS) -> Path
     qfile = out_dir / QUESTIONS_FILE
     _write_jsonl(qfile, questions)
     return qfile
+
+
+def _png(scene: Scene, execution: Execution) -> bytes:
+    """One crop, rendered and encoded as the release's PNG crops are."""
+    buf = io.BytesIO()
+    render(scene, execution, CROP_SIZE).save(buf, format="PNG", compress_level=6)
+    return buf.getvalue()
 
 
 def _write_jsonl(path: Path, records: list[dict]) -> None:

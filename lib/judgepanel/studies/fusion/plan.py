@@ -6,6 +6,7 @@ score-then-rank reuses :func:`plan_images` for its set images.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,7 @@ def plan_images(
     *,
     dataset: str,
     kinds: tuple[str, ...] = ("holistic", "dimension"),
+    only: Mapping[str, Collection[str]] | None = None,
 ) -> list[CallSpec]:
     """Every rubric call for ``images`` x ``families``: k holistic and R per dimension.
 
@@ -79,9 +81,13 @@ def plan_images(
         dataset: the dataset key in the store.
         kinds: the prompt kinds to plan; ``sham`` (the sham rubric's dimension prompts)
             takes ``design.sham_r`` repetitions.
+        only: prompt kind -> the families that get it, for a kind that only some of
+            ``families`` need (the others get every kind of ``kinds``). The plan stays
+            image-major, so each image is still encoded once.
 
     Raises:
-        ValueError: missing columns or duplicate image ids.
+        ValueError: missing columns, duplicate image ids, or ``only`` naming a kind not
+            planned or a family not in ``families``.
     """
     if "image_id" not in images.columns or not {"path", "data"} & set(images.columns):
         raise ValueError(
@@ -94,6 +100,13 @@ def plan_images(
     dupes = ids[ids.duplicated()].unique()
     if len(dupes):
         raise ValueError(f"duplicate image ids in the image table: {', '.join(dupes[:5])}")
+    only = dict(only or {})
+    for kind, fams in only.items():
+        if kind not in kinds:
+            raise ValueError(f"`only` names prompt kind {kind!r}, which is not planned {kinds}")
+        unknown = sorted(set(fams) - set(families))
+        if unknown:
+            raise ValueError(f"`only` names families not planned for {kind!r}: {unknown}")
     rubric = load_rubric()
     reps_of = {"holistic": design.holistic_k, "dimension": design.dimension_r}
     reps_of["sham"] = design.sham_r
@@ -108,6 +121,8 @@ def plan_images(
     for image_id, source in zip(ids, sources, strict=True):
         for family, model in families.items():
             for kind, dim, reps, phash, chars in prompts:
+                if kind in only and family not in only[kind]:
+                    continue
                 build = partial(builder, rubric, kind, dim, source)
                 for rep in range(reps):
                     key = CallKey(

@@ -1,8 +1,11 @@
-"""The VAB scoring plan: the comparison calls, and the rubric calls of every set image.
+"""The VAB scoring plan: the comparison calls, and the rubric calls score-then-rank reads.
 
 The comparison calls (Top-1, Bot-1, TB-1 in every order) come from
-:func:`judgepanel.studies.vab.protocol.plan_calls`; score-then-rank scores each set image
-with the rubric prompts under the ``vab`` scoring design (:func:`plan_images`).
+:func:`judgepanel.studies.vab.protocol.plan_calls`. Score-then-rank scores each set image
+with the rubric prompts under the ``vab`` scoring design (:func:`plan_images`): the
+holistic prompt for every family (each family's ranker ranks by its holistic mean), the
+dimension prompts only for the panel families (:func:`panel_families`), the one reader
+of VAB dimension scores being the fused panel.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from judgepanel.datasets import load_vab
 from judgepanel.datasets.vab import image_table
 from judgepanel.studies.fusion.plan import plan_images
 from judgepanel.studies.vab.protocol import plan_calls
+from judgepanel.studies.vab.rankers import panel_families
 
 
 def plan_dataset(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
@@ -32,9 +36,13 @@ def plan_dataset(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
         balanced=bool(params.get("vab_balanced", True)),
         seed=settings.seed,
     )
-    images = image_table(tasks)
+    panel = panel_families(list(settings.families), settings.predeclared)
     specs += plan_images(
-        images, settings.families, settings.designs[target.name], dataset=target.name
+        image_table(tasks),
+        settings.families,
+        settings.designs[target.name],
+        dataset=target.name,
+        only={"dimension": panel},
     )
     return specs
 

@@ -46,6 +46,16 @@ MIN_TRAIN = 20
 """Fewest training images the fused combiner is fitted on."""
 
 
+def panel_families(families: Sequence[str], predeclared: Sequence[str]) -> list[str]:
+    """The families of the panel mean and the fused panel: the pre-declared ones among
+    ``families`` (all of ``families`` when none is), as notebook 05 picks them.
+
+    Only these families' dimension scores of the VAB images are read (by the fused
+    panel), so the VAB planner scores the rubric dimensions for them alone.
+    """
+    return [f for f in predeclared if f in families] or list(families)
+
+
 def ranker_name(family: str) -> str:
     """The predictions-table name of the ranker built on one family's holistic mean."""
     return f"{RANK_PREFIX}{family}"
