@@ -48,9 +48,15 @@ from judgepanel.stats.correlation import (
     partial_spearman,
     tau_b_from_parts,
 )
+from judgepanel.stats.memo import ArrayMemo, digest
 
 Alternative = Literal["greater", "less", "two-sided"]
 ALTERNATIVES: tuple[str, ...] = ("greater", "less", "two-sided")
+
+RESAMPLED = ArrayMemo("resampled metrics", max_bytes=128 * 2**20)
+"""Each arm's metric on the resamples of :func:`bootstrap_arms`, by metric, B, seed, y and
+arm: the same family or fused arm is compared with several others in one notebook, and its
+column of resampled metrics does not depend on what it is compared with."""
 
 # Cells per chunk of draw counts (items x resamples): 2 MB of float64, so that the
 # several passes over a chunk stay in cache. Kendall's tau uses larger chunks, so that
@@ -61,9 +67,13 @@ _KENDALL_CHUNK_CELLS = 1_000_000
 
 def resample_indices(n: int, n_resamples: int, seed: int) -> NDArray[np.int64]:
     """The bootstrap resamples: ``default_rng(seed).integers(0, n, size=(n_resamples, n))``."""
+    _check_sizes(n, n_resamples)
+    return np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+
+
+def _check_sizes(n: int, n_resamples: int) -> None:
     if n < 1 or n_resamples < 1:
         raise ValueError(f"need n >= 1 and n_resamples >= 1, got n={n}, n_resamples={n_resamples}")
-    return np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
 
 
 def multiplicities(indices: ArrayLike, n: int) -> NDArray[np.float64]:
@@ -328,8 +338,25 @@ def bootstrap_arms(
     """
     yv = as_vector(y, "y")
     _, mat = _arms_matrix(arms, yv.size)
-    indices = resample_indices(yv.size, n_resamples, seed)
-    return _resampled_arms(yv, mat, check_metric(metric), indices=indices)
+    metric = check_metric(metric)
+    _check_sizes(yv.size, n_resamples)
+    out = np.empty((n_resamples, mat.shape[0]))
+    keys = [digest(metric, n_resamples, seed, yv, row) for row in mat]
+    todo: dict[str, list[int]] = {}  # key -> the columns it fills, each computed once
+    for j, key in enumerate(keys):
+        column = RESAMPLED.get(key) if key not in todo else None
+        if column is None:
+            todo.setdefault(key, []).append(j)
+        else:
+            out[:, j] = column
+    if todo:
+        first = [cols[0] for cols in todo.values()]
+        indices = resample_indices(yv.size, n_resamples, seed)
+        fresh = _resampled_arms(yv, mat[first], metric, indices=indices)
+        for i, (key, cols) in enumerate(todo.items()):
+            out[:, cols] = fresh[:, [i]]
+            RESAMPLED.put(key, fresh[:, i])
+    return out
 
 
 def paired_bootstrap(

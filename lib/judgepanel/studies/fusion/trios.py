@@ -16,7 +16,6 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 
 from judgepanel.stats import add_q, paired_bootstrap
 from judgepanel.studies.fusion.blocks import (
@@ -25,7 +24,7 @@ from judgepanel.studies.fusion.blocks import (
     best_single,
     gb_combiner,
     hp_design,
-    oof_predict,
+    oof_predict_many,
     panel_mean,
 )
 from judgepanel.studies.fusion.compare import METRICS, compare_pairs
@@ -57,11 +56,11 @@ def fit_trios(
     Each trio's combiner sees that trio's holistic means and dimension means only, on the
     fold partition ``KFold(5, shuffle=True, random_state=fold_seed)``.
     """
-    preds = Parallel(n_jobs=n_jobs)(
-        delayed(oof_predict)(gb_combiner(), hp_design(blocks, t), blocks.y, seed=fold_seed)
-        for t in trios
+    preds = oof_predict_many(
+        [(gb_combiner(), hp_design(blocks, t), blocks.y, fold_seed) for t in trios],
+        n_jobs=n_jobs,
     )
-    return {tuple(t): np.asarray(p, float) for t, p in zip(trios, preds, strict=True)}
+    return {tuple(t): p for t, p in zip(trios, preds, strict=True)}
 
 
 def sweep_trios(
