@@ -5,9 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from judgepanel.stats import bootstrap_arms, max_statistic_p, paired_bootstrap
+from judgepanel.stats import (
+    bootstrap_arms,
+    bootstrap_partials,
+    max_statistic_p,
+    paired_bootstrap,
+    paired_bootstrap_partial,
+    resample_indices,
+    resampled_partial_spearman,
+)
 from judgepanel.stats.bootstrap import RESAMPLED
 from judgepanel.stats.memo import ArrayMemo, digest
+from judgepanel.studies.fusion.mtmm import paired_partials
 
 
 def _data(n=80, seed=0):
@@ -109,3 +118,28 @@ def test_a_bad_resample_count_is_refused_before_the_memo_is_read():
     y, a, _ = _data()
     with pytest.raises(ValueError, match="n_resamples >= 1"):
         bootstrap_arms(y, {"a": a}, n_resamples=0)
+
+
+def test_partials_of_many_arms_equal_each_arm_bootstrapped_alone():
+    y, a, b = _data(n=70, seed=5)
+    overall = np.round(y + np.random.default_rng(1).normal(0, 0.5, y.size), 1)
+    RESAMPLED.clear()
+    together = bootstrap_partials(y, np.vstack([a, b, a]), overall, n_resamples=150, seed=8)
+    idx = resample_indices(y.size, 150, 8)
+    for j, arm in enumerate((a, b, a)):
+        alone = resampled_partial_spearman(arm, y, overall, indices=idx)
+        np.testing.assert_array_equal(together[:, j], alone)
+    assert len(RESAMPLED) == 2  # the repeated arm is computed once
+
+
+def test_paired_partials_equal_paired_bootstrap_partial_per_pair():
+    y, a, b = _data(n=70, seed=6)
+    overall = np.round(y + np.random.default_rng(2).normal(0, 0.5, y.size), 1)
+    RESAMPLED.clear()
+    with RESAMPLED.disabled():
+        plain = {
+            "ab": paired_bootstrap_partial(y, a, b, overall, n_resamples=120, seed=4),
+            "ba": paired_bootstrap_partial(y, b, a, overall, n_resamples=120, seed=4),
+        }
+    fast = paired_partials(y, {"ab": (a, b), "ba": (b, a)}, overall, 120, 4)
+    assert fast == plain

@@ -340,8 +340,25 @@ def bootstrap_arms(
     _, mat = _arms_matrix(arms, yv.size)
     metric = check_metric(metric)
     _check_sizes(yv.size, n_resamples)
-    out = np.empty((n_resamples, mat.shape[0]))
     keys = [digest(metric, n_resamples, seed, yv, row) for row in mat]
+
+    def compute(rows: list[int]) -> NDArray[np.float64]:
+        indices = resample_indices(yv.size, n_resamples, seed)
+        return _resampled_arms(yv, mat[rows], metric, indices=indices)
+
+    return _memoised_columns(keys, compute, n_resamples)
+
+
+def _memoised_columns(
+    keys: list[str], compute: Callable[[list[int]], NDArray[np.float64]], n_resamples: int
+) -> NDArray[np.float64]:
+    """(n_resamples, len(keys)) columns, each from :data:`RESAMPLED` or computed once.
+
+    ``compute(rows)`` gives the columns of the arms at positions ``rows``; an arm's
+    column depends on its own key's inputs only, so computing it alone or in company
+    gives the same numbers.
+    """
+    out = np.empty((n_resamples, len(keys)))
     todo: dict[str, list[int]] = {}  # key -> the columns it fills, each computed once
     for j, key in enumerate(keys):
         column = RESAMPLED.get(key) if key not in todo else None
@@ -350,9 +367,7 @@ def bootstrap_arms(
         else:
             out[:, j] = column
     if todo:
-        first = [cols[0] for cols in todo.values()]
-        indices = resample_indices(yv.size, n_resamples, seed)
-        fresh = _resampled_arms(yv, mat[first], metric, indices=indices)
+        fresh = compute([cols[0] for cols in todo.values()])
         for i, (key, cols) in enumerate(todo.items()):
             out[:, cols] = fresh[:, [i]]
             RESAMPLED.put(key, fresh[:, i])
@@ -614,6 +629,43 @@ def resampled_partial_spearman(
     return _resampled_partials(yv, xv[None, :], c, indices, weights)[:, 0]
 
 
+def bootstrap_partials(
+    target: ArrayLike,
+    arms: ArrayLike,
+    covar: ArrayLike,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> NDArray[np.float64]:
+    """Each arm's partial Spearman with ``target`` given ``covar`` on the shared resamples.
+
+    The resamples of :func:`resample_indices` (n, B, seed), as every function here uses;
+    the ranks of ``target`` and ``covar`` are computed once for all arms, and each arm's
+    column is memoised (:data:`RESAMPLED`).
+
+    Args:
+        target: the variable every arm is correlated with (n,).
+        arms: an (m, n) array, one arm per row.
+        covar: (n,) or (n, k) covariates.
+
+    Returns:
+        (n_resamples, m); NaN where a resample leaves an arm or the target fully explained.
+    """
+    tv = as_vector(target, "target")
+    _, mat = _arms_matrix(arms, tv.size)
+    if tv.size < 3:
+        raise ValueError(f"need at least 3 paired values, got {tv.size}")
+    c = as_covariates(covar, tv.size)
+    _check_sizes(tv.size, n_resamples)
+    keys = [digest("partial", n_resamples, seed, tv, c, row) for row in mat]
+
+    def compute(rows: list[int]) -> NDArray[np.float64]:
+        indices = resample_indices(tv.size, n_resamples, seed)
+        return _resampled_partials(tv, mat[rows], c, indices=indices)
+
+    return _memoised_columns(keys, compute, n_resamples)
+
+
 def paired_bootstrap_partial(
     target: ArrayLike,
     a: ArrayLike,
@@ -636,8 +688,7 @@ def paired_bootstrap_partial(
     _, bv = as_pair(target, b, ("target", "b"), min_n=3)
     c = as_covariates(covar, tv.size)
     check_alternative(alternative)
-    indices = resample_indices(tv.size, n_resamples, seed)
-    samples = _resampled_partials(tv, np.vstack([av, bv]), c, indices=indices)
+    samples = bootstrap_partials(tv, np.vstack([av, bv]), c, n_resamples=n_resamples, seed=seed)
     return summarize_paired(
         samples[:, 0],
         samples[:, 1],

@@ -276,9 +276,9 @@ def oof_predict_many(
     preds: list[np.ndarray | None] = [FITS.get(k) for k in keys]
     todo = [i for i, p in enumerate(preds) if p is None]
     if over == "folds" or len(todo) < 2:
-        fitted = [_fresh_oof(*arrays[i], n_jobs=n_jobs) for i in todo]
+        fitted = [fresh_oof(*arrays[i], n_jobs=n_jobs) for i in todo]
     else:
-        fitted = Parallel(n_jobs=n_jobs)(delayed(_fresh_oof)(*arrays[i]) for i in todo)
+        fitted = Parallel(n_jobs=n_jobs)(delayed(fresh_oof)(*arrays[i]) for i in todo)
     for i, pred in zip(todo, fitted, strict=True):
         FITS.put(keys[i], pred)
         preds[i] = pred
@@ -298,7 +298,7 @@ def _checked(
     return estimator, Xa, ya, seed
 
 
-def _fresh_oof(
+def fresh_oof(
     estimator: BaseEstimator, X: np.ndarray, y: np.ndarray, seed: int, n_jobs: int | None = None
 ) -> np.ndarray:
     """One out-of-fold fit, without sklearn's per-tree checks.

@@ -47,7 +47,7 @@ def label_matched_arms(
     *,
     imported: pd.DataFrame | None = None,
     fold_seed: int = FOLD_SEED,
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> tuple[dict[str, np.ndarray], str]:
     """The arms that spend the combiner's labels elsewhere, on the same images and folds.
 
@@ -58,7 +58,7 @@ def label_matched_arms(
         imported: off-the-shelf model scores, one column per model, indexed by image id;
             when given, their stack enters as ``imported_ridge`` and ``imported_gb``.
         fold_seed: the fold partition.
-        n_jobs: joblib workers.
+        n_jobs: joblib workers (None: one).
 
     Returns:
         (arms, best family): ``best single``, ``panel mean``, ``H+P_gb``, ``F11_ridge``,
@@ -107,7 +107,7 @@ def compare_label_matched(
     n_resamples: int = 10_000,
     seed: int = 0,
     fold_seed: int = FOLD_SEED,
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> pd.DataFrame:
     """Every label-matched arm against the best single model and against H+P_gb.
 

@@ -35,12 +35,12 @@ def sweep_partitions(
     *,
     seeds: Sequence[int] = PARTITION_SEEDS,
     reference_seed: int = FOLD_SEED,
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> pd.DataFrame:
     """H+P_gb minus the best single model under many random fold partitions.
 
-    Every (block, partition) pair is fitted in parallel. The best single model does not
-    depend on the folds, so all movement is the combiner's.
+    The (block, partition) fits are shared by ``n_jobs`` workers (None: one). The best
+    single model does not depend on the folds, so all movement is the combiner's.
 
     Returns:
         One row per (block, seed): ``block``, ``seed``, ``reference`` (True for
