@@ -130,3 +130,9 @@ def test_non_finite_features_are_refused_naming_the_column():
     y.iloc[0] = np.inf
     with pytest.raises(ValueError, match="the target"):
         oof_predict(gb_combiner(), X, y)
+
+
+def test_an_unknown_spread_is_refused():
+    X, y = _data()
+    with pytest.raises(ValueError, match="over must be"):
+        oof_predict_many([(gb_combiner(), X, y, 42)], over="trees")

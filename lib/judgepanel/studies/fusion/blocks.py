@@ -271,6 +271,8 @@ def oof_predict_many(
     fit runs whole in one of ``n_jobs`` joblib workers; with ``over="folds"`` the fits run
     one after another, each spreading its folds over the workers.
     """
+    if over not in ("jobs", "folds"):
+        raise ValueError(f"over must be 'jobs' or 'folds', got {over!r}")
     arrays = [_checked(est, X, y, s) for est, X, y, s in jobs]
     keys = [fit_key(est, X, y, (N_FOLDS, s)) for est, X, y, s in arrays]
     preds: list[np.ndarray | None] = [FITS.get(k) for k in keys]
