@@ -48,9 +48,15 @@ from judgepanel.stats.correlation import (
     partial_spearman,
     tau_b_from_parts,
 )
+from judgepanel.stats.memo import ArrayMemo, digest
 
 Alternative = Literal["greater", "less", "two-sided"]
 ALTERNATIVES: tuple[str, ...] = ("greater", "less", "two-sided")
+
+RESAMPLED = ArrayMemo("resampled metrics", max_bytes=128 * 2**20)
+"""Each arm's metric on the resamples of :func:`bootstrap_arms`, by metric, B, seed, y and
+arm: the same family or fused arm is compared with several others in one notebook, and its
+column of resampled metrics does not depend on what it is compared with."""
 
 # Cells per chunk of draw counts (items x resamples): 2 MB of float64, so that the
 # several passes over a chunk stay in cache. Kendall's tau uses larger chunks, so that
@@ -61,9 +67,13 @@ _KENDALL_CHUNK_CELLS = 1_000_000
 
 def resample_indices(n: int, n_resamples: int, seed: int) -> NDArray[np.int64]:
     """The bootstrap resamples: ``default_rng(seed).integers(0, n, size=(n_resamples, n))``."""
+    _check_sizes(n, n_resamples)
+    return np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+
+
+def _check_sizes(n: int, n_resamples: int) -> None:
     if n < 1 or n_resamples < 1:
         raise ValueError(f"need n >= 1 and n_resamples >= 1, got n={n}, n_resamples={n_resamples}")
-    return np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
 
 
 def multiplicities(indices: ArrayLike, n: int) -> NDArray[np.float64]:
@@ -328,8 +338,40 @@ def bootstrap_arms(
     """
     yv = as_vector(y, "y")
     _, mat = _arms_matrix(arms, yv.size)
-    indices = resample_indices(yv.size, n_resamples, seed)
-    return _resampled_arms(yv, mat, check_metric(metric), indices=indices)
+    metric = check_metric(metric)
+    _check_sizes(yv.size, n_resamples)
+    keys = [digest(metric, n_resamples, seed, yv, row) for row in mat]
+
+    def compute(rows: list[int]) -> NDArray[np.float64]:
+        indices = resample_indices(yv.size, n_resamples, seed)
+        return _resampled_arms(yv, mat[rows], metric, indices=indices)
+
+    return _memoised_columns(keys, compute, n_resamples)
+
+
+def _memoised_columns(
+    keys: list[str], compute: Callable[[list[int]], NDArray[np.float64]], n_resamples: int
+) -> NDArray[np.float64]:
+    """(n_resamples, len(keys)) columns, each from :data:`RESAMPLED` or computed once.
+
+    ``compute(rows)`` gives the columns of the arms at positions ``rows``; an arm's
+    column depends on its own key's inputs only, so computing it alone or in company
+    gives the same numbers.
+    """
+    out = np.empty((n_resamples, len(keys)))
+    todo: dict[str, list[int]] = {}  # key -> the columns it fills, each computed once
+    for j, key in enumerate(keys):
+        column = RESAMPLED.get(key) if key not in todo else None
+        if column is None:
+            todo.setdefault(key, []).append(j)
+        else:
+            out[:, j] = column
+    if todo:
+        fresh = compute([cols[0] for cols in todo.values()])
+        for i, (key, cols) in enumerate(todo.items()):
+            out[:, cols] = fresh[:, [i]]
+            RESAMPLED.put(key, fresh[:, i])
+    return out
 
 
 def paired_bootstrap(
@@ -587,6 +629,43 @@ def resampled_partial_spearman(
     return _resampled_partials(yv, xv[None, :], c, indices, weights)[:, 0]
 
 
+def bootstrap_partials(
+    target: ArrayLike,
+    arms: ArrayLike,
+    covar: ArrayLike,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> NDArray[np.float64]:
+    """Each arm's partial Spearman with ``target`` given ``covar`` on the shared resamples.
+
+    The resamples of :func:`resample_indices` (n, B, seed), as every function here uses;
+    the ranks of ``target`` and ``covar`` are computed once for all arms, and each arm's
+    column is memoised (:data:`RESAMPLED`).
+
+    Args:
+        target: the variable every arm is correlated with (n,).
+        arms: an (m, n) array, one arm per row.
+        covar: (n,) or (n, k) covariates.
+
+    Returns:
+        (n_resamples, m); NaN where a resample leaves an arm or the target fully explained.
+    """
+    tv = as_vector(target, "target")
+    _, mat = _arms_matrix(arms, tv.size)
+    if tv.size < 3:
+        raise ValueError(f"need at least 3 paired values, got {tv.size}")
+    c = as_covariates(covar, tv.size)
+    _check_sizes(tv.size, n_resamples)
+    keys = [digest("partial", n_resamples, seed, tv, c, row) for row in mat]
+
+    def compute(rows: list[int]) -> NDArray[np.float64]:
+        indices = resample_indices(tv.size, n_resamples, seed)
+        return _resampled_partials(tv, mat[rows], c, indices=indices)
+
+    return _memoised_columns(keys, compute, n_resamples)
+
+
 def paired_bootstrap_partial(
     target: ArrayLike,
     a: ArrayLike,
@@ -609,8 +688,7 @@ def paired_bootstrap_partial(
     _, bv = as_pair(target, b, ("target", "b"), min_n=3)
     c = as_covariates(covar, tv.size)
     check_alternative(alternative)
-    indices = resample_indices(tv.size, n_resamples, seed)
-    samples = _resampled_partials(tv, np.vstack([av, bv]), c, indices=indices)
+    samples = bootstrap_partials(tv, np.vstack([av, bv]), c, n_resamples=n_resamples, seed=seed)
     return summarize_paired(
         samples[:, 0],
         samples[:, 1],

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from judgepanel.stats import bh, paired_bootstrap_partial
-from judgepanel.studies.fusion.mtmm import OVERALL
+from judgepanel.stats import bh
+from judgepanel.studies.fusion.mtmm import OVERALL, paired_partials
 
 ATTRIBUTE = "semantic"
 """EVA's fourth attribute column (1-4), held out from the MTMM table."""
@@ -55,14 +55,19 @@ def fourth_attribute_cells(
     items = P.index.intersection(H.index).intersection(human[[OVERALL, attribute]].dropna().index)
     overall = human.loc[items, OVERALL].to_numpy(float)
     target = human.loc[items, attribute].to_numpy(float)
+    pairs = {
+        (fam, prompt): (
+            P.loc[items, f"{fam}:{prompt}"].to_numpy(float),
+            H.loc[items, fam].to_numpy(float),
+        )
+        for fam in families
+        for prompt in prompts
+    }
+    results = paired_partials(target, pairs, overall, n_resamples, seed)
     rows = []
     for fam in families:
-        hol = H.loc[items, fam].to_numpy(float)
         for prompt in prompts:
-            dim = P.loc[items, f"{fam}:{prompt}"].to_numpy(float)
-            res = paired_bootstrap_partial(
-                target, dim, hol, overall, n_resamples=n_resamples, seed=seed
-            )
+            res = results[fam, prompt]
             rows.append(
                 {
                     "family": fam,

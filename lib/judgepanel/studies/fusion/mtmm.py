@@ -14,18 +14,21 @@ dataset's table carries ``q_dataset`` (Benjamini-Hochberg within that dataset), 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from judgepanel.core.prompts import DIMENSIONS, VALIDATED
 from judgepanel.stats import (
+    BootstrapResult,
     add_q,
     bh,
-    paired_bootstrap_partial,
+    bootstrap_partials,
     partial_spearman,
     residual_rank_variance,
     spearman,
+    summarize_paired,
 )
 
 OVERALL = "mean_score"
@@ -66,15 +69,23 @@ def mtmm_cells(
     """
     P, H, human = _aligned(P, H, human)
     overall = human[OVERALL].to_numpy(float)
+    results = {}
+    for attr in attributes:  # one bootstrap per attribute: every family's two prompts
+        target = human[attr].to_numpy(float)
+        arms = {
+            fam: (P[f"{fam}:{attr}"].to_numpy(float), H[fam].to_numpy(float)) for fam in families
+        }
+        results.update(
+            ((fam, attr), res)
+            for fam, res in paired_partials(target, arms, overall, n_resamples, seed).items()
+        )
     rows = []
     for fam in families:
         hol = H[fam].to_numpy(float)
         for attr in attributes:
             target = human[attr].to_numpy(float)
             dim = P[f"{fam}:{attr}"].to_numpy(float)
-            res = paired_bootstrap_partial(
-                target, dim, hol, overall, n_resamples=n_resamples, seed=seed
-            )
+            res = results[fam, attr]
             rows.append(
                 {
                     "family": fam,
@@ -93,6 +104,33 @@ def mtmm_cells(
     out["q_dataset"] = bh(out["p"].to_numpy())
     out["won"] = out["delta"] > 0
     out["raw_won"] = out["raw_dimension"] > out["raw_holistic"]
+    return out
+
+
+def paired_partials(
+    target: np.ndarray,
+    pairs: Mapping[Hashable, tuple[np.ndarray, np.ndarray]],
+    covar: np.ndarray,
+    n_resamples: int,
+    seed: int,
+) -> dict[Hashable, BootstrapResult]:
+    """``stats.paired_bootstrap_partial`` of each (a, b) pair, all on one shared bootstrap.
+
+    The target's and the covariate's resampled ranks are computed once for every pair;
+    each result equals the pair's own :func:`paired_bootstrap_partial`.
+    """
+    arms = np.vstack([arm for pair in pairs.values() for arm in pair])
+    samples = bootstrap_partials(target, arms, covar, n_resamples=n_resamples, seed=seed)
+    out = {}
+    for i, (name, (a, b)) in enumerate(pairs.items()):
+        out[name] = summarize_paired(
+            samples[:, 2 * i],
+            samples[:, 2 * i + 1],
+            partial_spearman(a, target, covar),
+            partial_spearman(b, target, covar),
+            metric="partial_spearman",
+            n=target.size,
+        )
     return out
 
 

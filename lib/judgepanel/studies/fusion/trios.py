@@ -5,7 +5,7 @@ With five families there are ten trios. For each, the dimension-and-verdict comb
 family with the highest raw holistic rho) and with its panel mean, by paired bootstrap.
 Every arm of every trio is resampled on the same images (one seed), so rows of the table
 are paired with each other too; q-values are Benjamini-Hochberg within each comparator and
-metric of one dataset. The GB fits dominate the cost, so trios are fitted in parallel.
+metric of one dataset. The GB fits dominate the cost; ``n_jobs`` workers share them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 
 from judgepanel.stats import add_q, paired_bootstrap
 from judgepanel.studies.fusion.blocks import (
@@ -25,7 +24,7 @@ from judgepanel.studies.fusion.blocks import (
     best_single,
     gb_combiner,
     hp_design,
-    oof_predict,
+    oof_predict_many,
     panel_mean,
 )
 from judgepanel.studies.fusion.compare import METRICS, compare_pairs
@@ -50,18 +49,18 @@ def fit_trios(
     trios: Sequence[Sequence[str]],
     *,
     fold_seed: int = FOLD_SEED,
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> dict[tuple[str, ...], np.ndarray]:
-    """Out-of-fold H+P_gb predictions of every trio, fitted in parallel over the trios.
+    """Out-of-fold H+P_gb predictions of every trio, the trios shared by ``n_jobs`` workers.
 
     Each trio's combiner sees that trio's holistic means and dimension means only, on the
     fold partition ``KFold(5, shuffle=True, random_state=fold_seed)``.
     """
-    preds = Parallel(n_jobs=n_jobs)(
-        delayed(oof_predict)(gb_combiner(), hp_design(blocks, t), blocks.y, seed=fold_seed)
-        for t in trios
+    preds = oof_predict_many(
+        [(gb_combiner(), hp_design(blocks, t), blocks.y, fold_seed) for t in trios],
+        n_jobs=n_jobs,
     )
-    return {tuple(t): np.asarray(p, float) for t, p in zip(trios, preds, strict=True)}
+    return {tuple(t): p for t, p in zip(trios, preds, strict=True)}
 
 
 def sweep_trios(
@@ -73,7 +72,7 @@ def sweep_trios(
     n_resamples: int = 10_000,
     seed: int = 0,
     fold_seed: int = FOLD_SEED,
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> pd.DataFrame:
     """Every trio's H+P_gb against its best member and its panel mean (long form).
 
@@ -86,7 +85,7 @@ def sweep_trios(
         n_resamples: bootstrap resamples over images, shared by every arm.
         seed: resampling seed.
         fold_seed: seed of the fold partition.
-        n_jobs: joblib workers for the fits.
+        n_jobs: joblib workers for the fits (None: one).
 
     Returns:
         One row per (trio, comparator, metric): ``trio``, ``families``, ``best_member``,

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from sklearn.isotonic import IsotonicRegression
 from sklearn.pipeline import Pipeline
 
@@ -24,7 +23,7 @@ from judgepanel.studies.fusion.blocks import (
     best_single,
     gb_combiner,
     hp_design,
-    oof_predict,
+    oof_predict_many,
     panel_mean,
     ridge_combiner,
 )
@@ -48,7 +47,7 @@ def label_matched_arms(
     *,
     imported: pd.DataFrame | None = None,
     fold_seed: int = FOLD_SEED,
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> tuple[dict[str, np.ndarray], str]:
     """The arms that spend the combiner's labels elsewhere, on the same images and folds.
 
@@ -59,7 +58,7 @@ def label_matched_arms(
         imported: off-the-shelf model scores, one column per model, indexed by image id;
             when given, their stack enters as ``imported_ridge`` and ``imported_gb``.
         fold_seed: the fold partition.
-        n_jobs: joblib workers.
+        n_jobs: joblib workers (None: one).
 
     Returns:
         (arms, best family): ``best single``, ``panel mean``, ``H+P_gb``, ``F11_ridge``,
@@ -91,11 +90,11 @@ def label_matched_arms(
             )
         jobs["imported_ridge"] = (ridge_combiner(), stack)
         jobs["imported_gb"] = (gb_combiner(), stack)
-    preds = Parallel(n_jobs=n_jobs)(
-        delayed(oof_predict)(est, X, blocks.y, seed=fold_seed) for est, X in jobs.values()
+    preds = oof_predict_many(
+        [(est, X, blocks.y, fold_seed) for est, X in jobs.values()], n_jobs=n_jobs
     )
     arms = {"best single": H[best].to_numpy(float), "panel mean": panel_mean(H).to_numpy(float)}
-    arms.update({k: np.asarray(p, float) for k, p in zip(jobs, preds, strict=True)})
+    arms.update(zip(jobs, preds, strict=True))
     return arms, best
 
 
@@ -108,7 +107,7 @@ def compare_label_matched(
     n_resamples: int = 10_000,
     seed: int = 0,
     fold_seed: int = FOLD_SEED,
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> pd.DataFrame:
     """Every label-matched arm against the best single model and against H+P_gb.
 

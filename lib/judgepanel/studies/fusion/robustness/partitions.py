@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 
 from judgepanel.stats import (
     kendall_b,
@@ -23,7 +22,7 @@ from judgepanel.studies.fusion.blocks import (
     best_single,
     gb_combiner,
     hp_design,
-    oof_predict,
+    oof_predict_many,
 )
 
 PARTITION_SEEDS: tuple[int, ...] = tuple(range(20))
@@ -36,12 +35,12 @@ def sweep_partitions(
     *,
     seeds: Sequence[int] = PARTITION_SEEDS,
     reference_seed: int = FOLD_SEED,
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> pd.DataFrame:
     """H+P_gb minus the best single model under many random fold partitions.
 
-    Every (block, partition) pair is fitted in parallel. The best single model does not
-    depend on the folds, so all movement is the combiner's.
+    The (block, partition) fits are shared by ``n_jobs`` workers (None: one). The best
+    single model does not depend on the folds, so all movement is the combiner's.
 
     Returns:
         One row per (block, seed): ``block``, ``seed``, ``reference`` (True for
@@ -53,8 +52,8 @@ def sweep_partitions(
     all_seeds = [*seeds, reference_seed]
     tasks = [(b, s) for b in family_sets for s in all_seeds]
     designs = {b: hp_design(blocks, fams) for b, fams in family_sets.items()}
-    preds = Parallel(n_jobs=n_jobs)(
-        delayed(oof_predict)(gb_combiner(), designs[b], blocks.y, seed=s) for b, s in tasks
+    preds = oof_predict_many(
+        [(gb_combiner(), designs[b], blocks.y, s) for b, s in tasks], n_jobs=n_jobs
     )
     y = blocks.y.to_numpy(float)
     best = {b: best_single(blocks.H_of(f), blocks.y) for b, f in family_sets.items()}

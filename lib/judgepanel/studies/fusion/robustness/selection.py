@@ -150,7 +150,7 @@ def compare_feature_selection(
     n_resamples: int = 10_000,
     seed: int = 0,
     fold_seed: int = FOLD_SEED,
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> FeatureSelection:
     """One family per dimension (honest, in fold) vs an oracle (test fold) vs all of P."""
     P = blocks.P_of(families)

@@ -1,0 +1,138 @@
+"""Out-of-fold fits made once per process: same predictions, and a miss on any change."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import GradientBoostingRegressor
+from sklearn.model_selection import cross_val_predict
+
+from judgepanel.studies.fusion.blocks import (
+    gb_combiner,
+    make_folds,
+    oof_predict,
+    oof_predict_many,
+    ridge_combiner,
+)
+from judgepanel.studies.fusion.fitcache import FITS, estimator_description, fit_key
+from judgepanel.studies.fusion.robustness.selection import dimension_groups, selecting_combiner
+
+
+def _data(n=60, p=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(5, 2, size=(n, p)))
+    y = X @ rng.normal(size=p) + rng.normal(0, 1, n)
+    return pd.DataFrame(X, columns=[f"f{j}:quality" for j in range(p)]), pd.Series(y)
+
+
+def _plain(estimator, X, y, seed=42):
+    """The fit as the study made it before the memo: sklearn's own checks included."""
+    return cross_val_predict(
+        estimator, np.asarray(X, float), np.asarray(y, float), cv=make_folds(seed)
+    )
+
+
+@pytest.mark.parametrize("make", [gb_combiner, ridge_combiner])
+def test_memoised_and_fast_fits_equal_the_plain_fit(make):
+    X, y = _data()
+    FITS.clear()
+    first = oof_predict(make(), X, y)
+    again = oof_predict(make(), X, y)
+    assert FITS.misses == 1 and FITS.hits == 1
+    np.testing.assert_array_equal(first, _plain(make(), X, y))
+    np.testing.assert_array_equal(again, first)
+    again[:] = 0  # the caller's copy, not the stored one
+    np.testing.assert_array_equal(oof_predict(make(), X, y), first)
+
+
+def test_a_fit_misses_when_any_input_changes():
+    X, y = _data()
+    FITS.clear()
+    oof_predict(gb_combiner(), X, y)
+    X2 = X.copy()
+    X2.iloc[3, 1] += 1
+    y2 = y.copy()
+    y2.iloc[7] += 0.5
+    changed = [
+        (gb_combiner(), X2, y, 42),
+        (gb_combiner(), X, y2, 42),
+        (gb_combiner(), X, y, 7),
+        (gb_combiner(random_state=1), X, y, 42),
+        (GradientBoostingRegressor(n_estimators=50, max_depth=3, random_state=0), X, y, 42),
+        (ridge_combiner(), X, y, 42),
+        (gb_combiner(), X[X.columns[::-1]], y, 42),  # same columns, another order
+    ]
+    for est, Xc, yc, seed in changed:
+        pred = oof_predict(est, Xc, yc, seed=seed)
+        np.testing.assert_array_equal(pred, _plain(est, Xc, yc, seed))
+    assert FITS.hits == 0 and FITS.misses == 1 + len(changed)
+
+
+def test_nested_estimators_and_their_arrays_enter_the_key():
+    X, y = _data()
+    Xa, ya = np.asarray(X, float), np.asarray(y, float)
+    groups = dimension_groups(list(X.columns), ["quality"])
+    assert fit_key(selecting_combiner(groups), Xa, ya, (5, 42)) != fit_key(
+        selecting_combiner([groups[0][:2]]), Xa, ya, (5, 42)
+    )
+    ridge = ridge_combiner()
+    other = ridge_combiner().set_params(ridgecv__alphas=np.logspace(-3, 4, 30))
+    assert fit_key(ridge, Xa, ya, (5, 42)) != fit_key(other, Xa, ya, (5, 42))
+    assert estimator_description(ridge) == estimator_description(ridge_combiner())
+
+
+def test_an_estimator_with_unpinned_randomness_is_never_memoised():
+    X, y = _data()
+    free = GradientBoostingRegressor(n_estimators=20, random_state=None)
+    assert fit_key(free, np.asarray(X, float), np.asarray(y, float), (5, 42)) is None
+    FITS.clear()
+    oof_predict(free, X, y)
+    oof_predict(free, X, y)
+    assert len(FITS) == 0 and FITS.hits == 0
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_many_fits_equal_single_fits_and_fill_the_memo_in_this_process(n_jobs):
+    X, y = _data(n=50)
+    jobs = [
+        (gb_combiner(), X, y, 42),
+        (gb_combiner(), X.iloc[:, :2], y, 3),
+        (ridge_combiner(), X, y, 42),
+    ]
+    FITS.clear()
+    preds = oof_predict_many(jobs, n_jobs=n_jobs)
+    assert len(FITS) == 3
+    for (est, Xj, yj, seed), pred in zip(jobs, preds, strict=True):
+        np.testing.assert_array_equal(pred, _plain(est, Xj, yj, seed))
+    hits = FITS.hits
+    again = oof_predict_many(jobs, n_jobs=n_jobs)
+    assert FITS.hits == hits + 3
+    for a, b in zip(preds, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_memo_off_gives_the_same_predictions():
+    X, y = _data(seed=2)
+    FITS.clear()
+    on = oof_predict(gb_combiner(), X, y)
+    with FITS.disabled():
+        off = oof_predict(gb_combiner(), X, y)
+    np.testing.assert_array_equal(on, off)
+
+
+def test_non_finite_features_are_refused_naming_the_column():
+    X, y = _data()
+    X.iloc[4, 2] = np.nan
+    with pytest.raises(ValueError, match=r"f2:quality"):
+        oof_predict(gb_combiner(), X, y)
+    X, y = _data()
+    y.iloc[0] = np.inf
+    with pytest.raises(ValueError, match="the target"):
+        oof_predict(gb_combiner(), X, y)
+
+
+def test_an_unknown_spread_is_refused():
+    X, y = _data()
+    with pytest.raises(ValueError, match="over must be"):
+        oof_predict_many([(gb_combiner(), X, y, 42)], over="trees")
