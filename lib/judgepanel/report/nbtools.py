@@ -310,7 +310,8 @@ def _store_headlines(tables_dir: Path, name: str, headlines: dict[str, Any] | No
     else:
         data[name] = headlines
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True))
+    # Notebooks in name order; a notebook's headlines in the order it states them.
+    path.write_text(json.dumps({k: data[k] for k in sorted(data)}, indent=2, ensure_ascii=False))
 
 
 class _TableHTML:
