@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from report_checks import assert_reads_well
 from statsmodels.stats.proportion import proportion_confint
 
 from judgepanel.core.config import load_config
@@ -137,5 +138,6 @@ def test_notebook_08_runs_and_the_index_links_it(tiny_pool: Path, tmp_path: Path
     assert set(type1.loc[type1["test"] == cal.HP_AVG, "n"]) == {3}  # the partition replicates
     heads = json.loads((outputs / "calibration" / "headlines.json").read_text())
     assert "type1_primary" in heads["08_calibration"]
+    assert_reads_well(outputs / "calibration", "08_calibration")
     index = write_index(outputs, [result], config).read_text()
     assert 'href="calibration/08_calibration.html"' in index

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from report_checks import assert_reads_well
 
 from judgepanel.cli import build_parser, report_command
 from judgepanel.report.execute import execute_notebook
@@ -104,6 +105,7 @@ def test_notebook_executes_and_writes_its_tables(small_project, endpoint_env, ru
     for path in tables:
         assert SECRET not in path.read_text(encoding="utf-8")
     assert "Traceback" not in html
+    assert_reads_well(run_dir, notebook)
     if notebook in CHECKS:
         CHECKS[notebook](run_dir / "tables", _markdown_outputs(run_dir / f"{notebook}.ipynb"))
 

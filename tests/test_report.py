@@ -83,6 +83,16 @@ def test_setup_drops_the_notebooks_stale_headlines(tmp_path: Path) -> None:
     assert kept["00_scoring"] == {"coverage": {"value": 0.9, "text": "new"}}
 
 
+def test_headlines_keep_the_order_the_notebook_states_them(tmp_path: Path) -> None:
+    tables = tmp_path / "run" / "tables"
+    nb = nbtools.setup(run="run", name="02_input_ablation", tables_dir=tables, simulated=False)
+    for key in ("primary", "vs_best", "sham_cost"):
+        nb.headline(key, 0.1, f"{key}: Δρ = +0.100")
+    kept = json.loads((tmp_path / "run" / "headlines.json").read_text(encoding="utf-8"))
+    assert list(kept["02_input_ablation"]) == ["primary", "vs_best", "sham_cost"]
+    assert "Δρ" in (tmp_path / "run" / "headlines.json").read_text(encoding="utf-8")
+
+
 @pytest.mark.timeout(240)
 def test_report_score_shares_the_profile_ceiling(sim_server, tmp_path: Path, monkeypatch):
     """`report --score` scores two runs; their spend together stays under the profile's

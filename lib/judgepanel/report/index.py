@@ -15,6 +15,7 @@ from typing import Any
 import jinja2
 
 from judgepanel.core.config import Config
+from judgepanel.report.glossary import GLOSSARY, link_terms
 from judgepanel.report.page import static_text
 from judgepanel.report.provenance import read_provenance
 
@@ -71,33 +72,6 @@ def remembered(outputs: Path, run: str) -> dict[str, NotebookResult]:
             str(o.get("error", "")),
         )
     return found
-
-
-GLOSSARY = (
-    ("ρ (rho)", "Spearman rank correlation between a judge's scores and the human mean score."),
-    ("Δρ", "difference in ρ between two ways of scoring, on the same images."),
-    ("H", "holistic: the judge's one overall score of an image (its verdict)."),
-    ("P", "per-dimension: the judge's scores on the five rubric dimensions."),
-    (
-        "H+P_gb",
-        "both inputs of several families fused by a gradient-boosting combiner, "
-        "fitted out of fold.",
-    ),
-    ("panel mean", "the plain average of the families' holistic scores; nothing is fitted."),
-    ("best single", "the one family whose holistic score alone correlates best."),
-    ("pre-declared", "the families fixed before any score existed; the confirmatory test."),
-    ("MTMM", "multitrait-multimethod: do prompts measure the trait they name?"),
-    ("headroom", "how far the best model stays below the human noise ceiling (1 = all the way)."),
-    ("noise ceiling", "the correlation one more group of human raters would reach."),
-    ("Top-1", "VAB: the share of tasks whose best image the judge picks."),
-    ("TB-1", "VAB: the share of tasks where the judge picks both the best and the worst image."),
-    ("ap@1", "VAB: accuracy averaged over the three candidate orders a task is asked in."),
-    ("pass^3", "VAB: a task counts only when all three orders are answered correctly."),
-    ("CI", "95% interval from a paired bootstrap (VisionQ: a bootstrap over papers)."),
-    ("q", "p value corrected for many comparisons (Benjamini–Hochberg)."),
-    ("–", "in a table: no value, for example too few items to compute it."),
-)
-"""Terms the headlines and tables use, in plain words, for the index's glossary."""
 
 
 def headline_lines(outputs: Path, results: list[NotebookResult]) -> list[tuple[str, str]]:
@@ -160,7 +134,9 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
                         "ok": r.ok,
                         "seconds": r.seconds,
                         "error": r.error,
-                        "headlines": [str(h["text"]) for h in heads.get(r.notebook, {}).values()],
+                        "headlines": [
+                            link_terms(str(h["text"])) for h in heads.get(r.notebook, {}).values()
+                        ],
                     }
                     for r in items
                 ],

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,11 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
+from matplotlib.backend_bases import RendererBase
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.legend import Legend
+from matplotlib.lines import Line2D
 
 SIMULATED_BANNER = (
     "<div class='jp-sim-banner' "
@@ -75,26 +82,131 @@ def integer_ticks(ax: plt.Axes, axis: str = "y") -> None:
     target.set_major_locator(MaxNLocator(integer=True))
 
 
-def _legend_outside(fig: plt.Figure) -> None:
-    """Move the legend of a one-plot figure to the right of the plot, so it covers no data.
+def _plots(fig: plt.Figure) -> list[plt.Axes]:
+    """The visible plots of ``fig`` (not colour bars)."""
+    return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
 
-    Figures with several plots place their legends themselves (a shared figure legend).
-    """
-    plots = [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+
+def _renderer(fig: plt.Figure) -> RendererBase:
+    """A renderer to measure ``fig`` with, also once the figure is closed (no canvas left)."""
+    canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
+    return canvas.get_renderer()
+
+
+def _entries(legend: Legend) -> tuple[list[Artist], list[str]]:
+    return list(legend.legend_handles), [t.get_text() for t in legend.get_texts()]
+
+
+def _legend_outside(fig: plt.Figure) -> None:
+    """Move the legend of a one-plot figure to the right of the plot, so it covers no data."""
+    plots = _plots(fig)
     if len(plots) != 1:
         return
-    for ax in plots:
+    legend = plots[0].get_legend()
+    if legend is None or not legend.get_visible():
+        return
+    handles, labels = _entries(legend)
+    title = legend.get_title().get_text()
+    legend.remove()
+    plots[0].legend(
+        handles, labels, title=title or None, loc="upper left",
+        bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False,
+    )  # fmt: skip
+
+
+def shared_legend(
+    fig: plt.Figure,
+    *,
+    where: str = "right",
+    extra: Sequence[Artist] = (),
+    title: str | None = None,
+    fontsize: float = 9,
+) -> Legend | None:
+    """One legend for every plot of ``fig``, outside them all, so it covers no data.
+
+    The entries are those of the plots' own legends (which go), or, if no plot has one,
+    every labelled line, marker and bar of the plots; the same label shows once. ``extra``
+    adds entries, such as what a line style means (:func:`legend_key`). ``where`` is
+    ``"right"`` (beside the plots) or ``"below"`` (under the whole figure, in rows).
+    """
+    if where not in ("right", "below"):
+        raise ValueError(f"shared_legend: where must be 'right' or 'below', not {where!r}")
+    found: dict[str, Artist] = {}
+    legends = [ax.get_legend() for ax in _plots(fig) if ax.get_legend() is not None]
+    for ax in _plots(fig):
         legend = ax.get_legend()
-        if legend is None or not legend.get_visible():
+        if legend is not None:
+            h, lab = _entries(legend)
+            title = title or legend.get_title().get_text() or None
+            legend.remove()
+        elif legends:
             continue
-        handles = legend.legend_handles
-        labels = [t.get_text() for t in legend.get_texts()]
-        title = legend.get_title().get_text()
-        legend.remove()
-        ax.legend(
-            handles, labels, title=title or None, loc="upper left",
-            bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False,
-        )  # fmt: skip
+        else:
+            h, lab = ax.get_legend_handles_labels()
+        for handle, label in zip(h, lab, strict=True):
+            if label and not label.startswith("_"):
+                found.setdefault(label, handle)
+    for handle in extra:
+        found.setdefault(handle.get_label(), handle)
+    if not found:
+        return None
+    renderer = _renderer(fig)
+    box = (
+        fig.get_tightbbox(renderer)
+        .transformed(fig.dpi_scale_trans)
+        .transformed(fig.transFigure.inverted())
+    )
+    if where == "right":
+        place = {"loc": "center left", "bbox_to_anchor": (box.x1 + 0.01, 0.5), "ncol": 1}
+    else:
+        place = {"loc": "upper center", "bbox_to_anchor": (0.5, box.y0 - 0.01),
+                 "ncol": min(len(found), 6)}  # fmt: skip
+    return fig.legend(
+        list(found.values()), list(found), title=title, fontsize=fontsize,
+        title_fontsize=fontsize, frameon=False, borderaxespad=0.0, **place,
+    )  # fmt: skip
+
+
+def legend_key(label: str, **style: Any) -> Line2D:
+    """A legend entry drawn like a line or marker of ``style`` (``ls="--"``, ``marker="o"``)."""
+    return Line2D([], [], label=label, **style)
+
+
+def place_legends(fig: plt.Figure) -> None:
+    """Put every legend of ``fig`` where it covers no data.
+
+    A one-plot figure keeps its legend, beside the plot; the legends of a figure with
+    several plots become one :func:`shared_legend` beside them all.
+    """
+    plots = _plots(fig)
+    if len(plots) == 1:
+        _legend_outside(fig)
+    elif any(ax.get_legend() is not None for ax in plots):
+        shared_legend(fig)
+
+
+def legends_covering(fig: plt.Figure) -> list[tuple[str, str]]:
+    """The (legend, plot) pairs of ``fig`` whose drawn boxes overlap: a legend over data.
+
+    A plot is the axes' data area (its window extent, without ticks or titles); a legend is
+    named by its first entry, a plot by its title or its position.
+    """
+    renderer = _renderer(fig)
+    plots = _plots(fig)
+    legends = [*fig.legends, *(ax.get_legend() for ax in plots if ax.get_legend() is not None)]
+    covering = []
+    for legend in legends:
+        if not legend.get_visible():
+            continue
+        box = legend.get_window_extent(renderer)
+        for i, ax in enumerate(plots):
+            area = ax.get_window_extent(renderer)
+            w = min(box.x1, area.x1) - max(box.x0, area.x0)
+            h = min(box.y1, area.y1) - max(box.y0, area.y0)
+            if w > 1 and h > 1:  # more than a pixel each way
+                first = legend.get_texts()[0].get_text() if legend.get_texts() else "?"
+                covering.append((first, ax.get_title() or f"plot {i + 1}"))
+    return covering
 
 
 def _display(obj: Any) -> None:
@@ -155,10 +267,16 @@ class Notebook:
     def figure(self, fig: plt.Figure, name: str, caption: str | None = None) -> None:
         """Save ``fig`` to ``figures/<name>.png`` and show it inline, with what to look at.
 
-        Legends move beside the plot so they never cover data.
+        Legends move outside the plots (:func:`place_legends`) so they never cover data; a
+        legend that still does is reported as a warning naming the figure.
         """
         self.figures_dir.mkdir(parents=True, exist_ok=True)
-        _legend_outside(fig)
+        place_legends(fig)
+        for legend, plot in legends_covering(fig):
+            warnings.warn(
+                f"figure {name}: the legend ({legend}, ...) covers the data of {plot}",
+                stacklevel=2,
+            )
         fig.savefig(self.figures_dir / f"{name}.png", bbox_inches="tight")
         _display(fig)
         plt.close(fig)
@@ -192,7 +310,8 @@ def _store_headlines(tables_dir: Path, name: str, headlines: dict[str, Any] | No
     else:
         data[name] = headlines
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True))
+    # Notebooks in name order; a notebook's headlines in the order it states them.
+    path.write_text(json.dumps({k: data[k] for k in sorted(data)}, indent=2, ensure_ascii=False))
 
 
 class _TableHTML:

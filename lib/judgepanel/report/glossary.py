@@ -1,0 +1,144 @@
+"""The report's glossary, and the links from headline sentences to it.
+
+A headline is a plain sentence; where it uses a term of the field or of the project
+(``H+P_gb``, ``TB-1``, ``ap@1``), the term stands in brackets after the words that say it,
+and the index links it to its entry here. :func:`unbracketed_jargon` finds a short term a
+headline uses outside brackets, that is, without the words that explain it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+_ASCII = str.maketrans({"Δ": "delta-", "ρ": "rho", "–": "dash"})
+
+
+@dataclass(frozen=True)
+class Term:
+    """One glossary entry.
+
+    Attributes:
+        term: the term as the glossary shows it.
+        meaning: what it means, in plain words.
+        jargon: a short name a reader outside the project cannot guess; a headline puts it
+            in brackets after the words it stands for. Symbols for a number (ρ, q, CI) and
+            plain phrases (panel mean) are not jargon.
+        text: how the term appears in a sentence, if not as ``term``.
+    """
+
+    term: str
+    meaning: str
+    jargon: bool = False
+    text: str | None = None
+
+    @property
+    def anchor(self) -> str:
+        """The id of the term's entry on the index page."""
+        ascii_ = self.written.translate(_ASCII).lower()
+        return "term-" + re.sub(r"[^a-z0-9]+", "-", ascii_).strip("-")
+
+    @property
+    def written(self) -> str:
+        return self.text or self.term
+
+
+GLOSSARY: tuple[Term, ...] = (
+    Term("ρ (rho)", "Spearman rank correlation between a judge's scores and the human mean "
+         "score.", text="ρ"),
+    Term("Δρ", "difference in ρ between two ways of scoring, on the same images."),
+    Term("H", "holistic: the judge's one overall score of an image (its verdict).", jargon=True),
+    Term("P", "per-dimension: the judge's scores on the five rubric dimensions.", jargon=True),
+    Term("H+P_gb", "both inputs of several families fused by a gradient-boosting combiner, "
+         "fitted out of fold.", jargon=True),
+    Term("panel mean", "the plain average of the families' holistic scores; nothing is "
+         "fitted."),
+    Term("best single", "the one family whose holistic score alone correlates best."),
+    Term("pre-declared", "the families fixed before any score existed; the confirmatory "
+         "test."),
+    Term("trio", "three families fused together; the trio sweep fits every trio of the "
+         "panel."),
+    Term("sham rubric", "a rubric whose dimension prompts carry another dimension's "
+         "criteria: it shows whether fusion gains from what the rubric asks or only from "
+         "asking five questions."),
+    Term("MTMM", "multitrait-multimethod: do prompts measure the trait they name?",
+         jargon=True),
+    Term("probe", "a cheap first pass before any rubric scoring: every family's holistic "
+         "mean over its first k runs."),
+    Term("noise ceiling", "the correlation one more group of human raters would reach."),
+    Term("headroom", "how far the best model stays below the human noise ceiling (1 = all "
+         "the way)."),
+    Term("Top-1", "VAB: the share of tasks whose best image the judge picks.", jargon=True),
+    Term("Bot-1", "VAB: the share of tasks whose worst image the judge picks.", jargon=True),
+    Term("TB-1", "VAB: the share of tasks where the judge picks both the best and the worst "
+         "image.", jargon=True),
+    Term("ap@1", "VAB: accuracy averaged over the three candidate orders a task is asked in.",
+         jargon=True),
+    Term("pass^3", "VAB: a task counts only when all three orders are answered correctly.",
+         jargon=True),
+    Term("score-then-rank", "VAB: the judge scores each image alone and the images are ranked "
+         "by those scores (named rank:<family>), instead of comparing them in one call."),
+    Term("position-blind", "picking an image without regard to the slot it is shown in; "
+         "departures from it are a slot pull."),
+    Term("rotation vote", "VisionQ: the question is asked again with its answer options "
+         "rotated, and the most frequent answer counts."),
+    Term("pre-registered", "written in a file committed before any score it judges existed."),
+    Term("type-I error", "the share of replicates in which a test finds an effect that is "
+         "not there (stated: 5%)."),
+    Term("power", "the share of replicates in which a test finds an effect that is there."),
+    Term("coverage", "the share of replicates whose 95% interval contains the true value."),
+    Term("CI", "95% interval from a paired bootstrap (VisionQ: a bootstrap over papers)."),
+    Term("q", "p value corrected for many comparisons (Benjamini–Hochberg)."),
+    Term("–", "in a table: no value, for example too few items to compute it."),
+)  # fmt: skip
+"""Terms the headlines and tables use, in plain words, for the index's glossary."""
+
+_EDGE = r"[\w@^+:-]"
+_BY_TEXT = {t.written: t for t in GLOSSARY if t.written != "–"}
+_PATTERN = re.compile(
+    f"(?<!{_EDGE})("
+    + "|".join(re.escape(w) for w in sorted(_BY_TEXT, key=len, reverse=True))
+    + f")(?!{_EDGE})"
+)
+
+
+def _matches(text: str) -> list[re.Match[str]]:
+    return list(_PATTERN.finditer(text))
+
+
+def _bracket_depth(text: str) -> list[int]:
+    """How many brackets, round or square, are open before each character of ``text``."""
+    depth, out = 0, []
+    for ch in text:
+        if ch in ")]":
+            depth = max(0, depth - 1)
+        out.append(depth)
+        if ch in "([":
+            depth += 1
+    return out
+
+
+def unbracketed_jargon(text: str) -> list[str]:
+    """The jargon terms ``text`` uses outside brackets, in order (none for a plain sentence)."""
+    depth = _bracket_depth(text)
+    return [
+        m.group(1) for m in _matches(text) if _BY_TEXT[m.group(1)].jargon and not depth[m.start()]
+    ]
+
+
+def link_terms(text: str) -> str:
+    """``text`` as escaped HTML, with the first use of each glossary term linked to its entry."""
+    out: list[str] = []
+    seen: set[str] = set()
+    last = 0
+    for m in _matches(text):
+        term = _BY_TEXT[m.group(1)]
+        if term.written in seen:
+            continue
+        seen.add(term.written)
+        out.append(html.escape(text[last : m.start()]))
+        out.append(f'<a class="term" href="#{term.anchor}">{html.escape(m.group(1))}</a>')
+        last = m.end()
+    out.append(html.escape(text[last:]))
+    return "".join(out)
