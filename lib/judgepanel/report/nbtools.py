@@ -9,7 +9,6 @@ them from there.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,8 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+
+from judgepanel.report.jsonfile import update_json
 
 SIMULATED_BANNER = (
     "<div class='jp-sim-banner' "
@@ -182,17 +183,18 @@ class Notebook:
 
 
 def _store_headlines(tables_dir: Path, name: str, headlines: dict[str, Any] | None) -> None:
-    """Set (or with ``None`` remove) one notebook's entry in the run's ``headlines.json``."""
-    path = tables_dir.parent / "headlines.json"
-    data = json.loads(path.read_text()) if path.exists() else {}
-    if headlines is None:
-        if name not in data:
-            return
-        del data[name]
-    else:
+    """Set (or with ``None`` remove) one notebook's entry in the run's ``headlines.json``.
+
+    The notebooks of a run may execute at the same time, so the update is locked.
+    """
+
+    def change(data: dict[str, Any]) -> bool:
+        if headlines is None:
+            return data.pop(name, None) is not None
         data[name] = headlines
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True))
+        return True
+
+    update_json(tables_dir.parent / "headlines.json", change)
 
 
 class _TableHTML:
