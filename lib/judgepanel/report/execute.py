@@ -13,7 +13,9 @@ import os
 import shlex
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +36,8 @@ from judgepanel.report.index import (
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.report.page import path_replacements, render_page
 from judgepanel.report.provenance import provenance, write_provenance
-from judgepanel.report.schedule import (
-    DataKey,
-    NotebookJob,
-    NotebookPool,
-    order_by_data,
-    usable_cores,
-)
-from judgepanel.report.timings import Timings
+from judgepanel.report.schedule import DataKey, Job, JobPool, order_by_data, usable_cores
+from judgepanel.report.timings import Timings, earlier_seconds
 from judgepanel.studies import score_run
 
 
@@ -250,32 +246,63 @@ def may_score(
     return bool(notebook_parameters(config, run, outputs, overrides).get("score", True))
 
 
-def notebook_jobs(
+@dataclass(frozen=True)
+class ReportStep:
+    """A job of the report after scoring and what it does: build a dataset's call explorer
+    (``explorer``) or execute a notebook of a run (``run`` and ``notebook``)."""
+
+    job: Job
+    run: Run | None = None
+    notebook: str = ""
+    explorer: DataKey | None = None
+
+
+def report_steps(
     config: Config,
     chosen: list[tuple[Run, list[str]]],
     outputs: Path,
     overrides: dict[str, Any],
-) -> list[NotebookJob]:
-    """The selected notebooks in the runs file's order, each waiting for what it reads.
+) -> list[ReportStep]:
+    """The call explorers of the one-dataset runs, then the notebooks in the runs file's
+    order, each waiting for what it reads (a page links its dataset's explorer).
 
     A notebook that may score writes the store only when an endpoint is configured.
     """
+    runs = [run for run, _ in chosen]
+    explored = sorted({(r.profile.name, r.dataset) for r in runs if len(r.datasets) == 1})
+    took = earlier_seconds(outputs)
+    steps = [
+        ReportStep(
+            Job(
+                i,
+                f"call explorer {key[0]}-{key[1]}",
+                frozenset({key}),
+                expected=took.get(("explorer", *key), 0.0),
+                shown=False,
+            ),
+            explorer=key,
+        )
+        for i, key in enumerate(explored)
+    ]
+    explorer_job = {key: i for i, key in enumerate(explored)}
     endpoint = bool(os.environ.get("OPENAI_BASE_URL"))
-    jobs = []
     for run, names in chosen:
         earlier = remembered(outputs, run.name)
+        links = set()
+        if len(run.datasets) == 1:
+            links.add(explorer_job[(run.profile.name, run.dataset)])
         for name in names:
-            jobs.append(
-                NotebookJob(
-                    index=len(jobs),
-                    run=run.name,
-                    notebook=name,
-                    reads=data_keys(run),
-                    writes=endpoint and may_score(config, run, name, outputs, overrides),
-                    expected=earlier[name].seconds if name in earlier else 0.0,
-                )
+            job = Job(
+                len(steps),
+                f"{run.name}/{name}",
+                data_keys(run),
+                writes=endpoint and may_score(config, run, name, outputs, overrides),
+                after=frozenset(links),
+                expected=earlier[name].seconds if name in earlier else 0.0,
             )
-    return order_by_data(jobs)
+            steps.append(ReportStep(job, run=run, notebook=name))
+    jobs = order_by_data(s.job for s in steps)
+    return [replace(s, job=j) for s, j in zip(steps, jobs, strict=True)]
 
 
 QUICK_RESAMPLES = 200
@@ -423,6 +450,8 @@ def run_report(request: ReportRequest) -> int:
     outputs.mkdir(parents=True, exist_ok=True)
 
     timings = Timings()
+    # Explorers are built in worker processes, beside the scoring and the kernels.
+    workers = ProcessPoolExecutor(max_workers=slots, mp_context=get_context("spawn"))
     server = None
     saved_env = {k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
     try:
@@ -435,12 +464,25 @@ def run_report(request: ReportRequest) -> int:
             os.environ["OPENAI_API_KEY"] = "sim-local"
             print(f"simulated judge server listening at {server.base_url}", flush=True)
 
-        def execute(job: NotebookJob) -> NotebookResult:
-            with timings.step("notebook", run=job.run, notebook=job.notebook) as record:
+        steps = report_steps(config, chosen, outputs, request.overrides)
+
+        def execute(job: Job) -> NotebookResult | None:
+            step = steps[job.index]
+            if step.explorer is not None:
+                profile, dataset = step.explorer
+                with timings.step("explorer", profile=profile, dataset=dataset):
+                    page = workers.submit(
+                        build_explorer, config.profile(profile), dataset, outputs
+                    ).result()
+                if page is not None:
+                    print(f"call explorer: {page.relative_to(outputs)}", flush=True)
+                return None
+            assert step.run is not None
+            with timings.step("notebook", run=step.run.name, notebook=step.notebook) as record:
                 result = execute_notebook(
                     config,
-                    config.run(job.run),
-                    job.notebook,
+                    step.run,
+                    step.notebook,
                     outputs,
                     overrides=request.overrides,
                     quick=request.quick,
@@ -449,22 +491,23 @@ def run_report(request: ReportRequest) -> int:
                 record["ok"] = result.ok
             return result
 
-        pool = NotebookPool(
-            notebook_jobs(config, chosen, outputs, request.overrides),
+        pool = JobPool(
+            [s.job for s in steps],
             slots,
             execute,
             unscored=set().union(*map(data_keys, runs)),
             echo=lambda line: print(line, flush=True),
         )
         try:
-            _score_and_release(config, runs, pool, outputs, timings, score=request.score)
+            _score_and_release(config, runs, pool, timings, score=request.score)
             results = pool.wait()
         except BaseException:
-            pool.close()  # the notebooks already running finish; no other one starts
+            pool.close()  # the steps already running finish; no other one starts
             raise
         with timings.step("index"):
             index = write_index(outputs, results, config)
     finally:
+        workers.shutdown(cancel_futures=True)
         if server is not None:
             server.stop()
         for k, v in saved_env.items():
@@ -481,38 +524,18 @@ def run_report(request: ReportRequest) -> int:
 
 
 def _score_and_release(
-    config: Config,
-    runs: list[Run],
-    pool: NotebookPool,
-    outputs: Path,
-    timings: Timings,
-    *,
-    score: bool,
+    config: Config, runs: list[Run], pool: JobPool, timings: Timings, *, score: bool
 ) -> None:
-    """Score the runs in order; a dataset's notebooks may start once it is done.
-
-    A dataset is done when the last run scoring it is over and its call explorer is
-    written (a notebook's page links the explorer that exists when it is rendered).
-    """
+    """Score the runs in order; a dataset's explorer and notebooks may start once the last
+    run scoring it is over."""
     steps = scoring_steps(runs) if score else []
-    last = {key: step for step in steps for key in data_keys(step)}
-    explored = {(r.profile.name, r.dataset): r.profile for r in runs if len(r.datasets) == 1}
-
-    def release(keys: set[DataKey]) -> None:
-        for key in sorted(keys):
-            if key in explored:
-                with timings.step("explorer", dataset=key[1]):
-                    page = build_explorer(explored[key], key[1], outputs)
-                if page is not None:
-                    print(f"call explorer: {page.relative_to(outputs)}", flush=True)
-        pool.scored(keys)
-
-    release(set().union(*map(data_keys, runs)) - set(last))
+    last = {key: run for run in steps for key in data_keys(run)}
+    pool.scored(set().union(*map(data_keys, runs)) - set(last))
     pool.scoring(bool(steps))
     spent: dict[str, float] = {}
     for run in steps:
         with timings.step("scoring", run=run.name, datasets=list(run.datasets)) as record:
             summary = score_step(config, run, spent)
             record.update(calls=summary.sent, planned=summary.planned, skipped=summary.skipped)
-        release({key for key, at in last.items() if at is run})
+        pool.scored({key for key, at in last.items() if at is run})
     pool.scoring(False)

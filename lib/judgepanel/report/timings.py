@@ -9,6 +9,7 @@ lines; it is rewritten by every ``judgepanel report``.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -66,3 +67,24 @@ class Timings:
             },
         )
         return path
+
+
+def earlier_seconds(outputs: Path) -> dict[tuple[str, ...], float]:
+    """Seconds each step took in the last report written to ``outputs`` (none if absent).
+
+    Keys are ``("explorer", profile, dataset)`` and ``("notebook", run, notebook)``; the
+    report starts the longest chains of steps first.
+    """
+    path = Path(outputs) / TIMINGS_FILE
+    try:
+        steps = json.loads(path.read_text(encoding="utf-8")).get("steps", [])
+    except (OSError, ValueError):
+        return {}
+    took: dict[tuple[str, ...], float] = {}
+    names = {"explorer": ("profile", "dataset"), "notebook": ("run", "notebook")}
+    for step in steps:
+        fields = names.get(step.get("phase"), ())
+        key = (step.get("phase"), *(step.get(f) for f in fields))
+        if fields and all(isinstance(k, str) for k in key):
+            took[key] = float(step.get("seconds", 0.0))
+    return took
