@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from judgepanel.report.execute import ReportRequest, run_report
 from judgepanel.report.index import NotebookResult
 from judgepanel.report.nbtools import Notebook
 from judgepanel.report.schedule import Job, JobPool, chain_seconds, order_by_data
+from judgepanel.report.timings import TIMINGS_FILE
 
 EVA = ("p", "eva")
 PARA = ("p", "para")
@@ -157,3 +159,72 @@ def test_notebooks_of_one_run_keep_each_others_headlines(tmp_path: Path) -> None
     kept = json.loads((tmp_path / "headlines.json").read_text())
     assert sorted(kept) == names
     assert all(len(kept[name]) == 40 for name in names)
+
+
+def _notebook_spans(outputs: Path) -> dict[str, tuple[float, float]]:
+    steps = json.loads((outputs / TIMINGS_FILE).read_text())["steps"]
+    return {
+        f"{s['run']}/{s['notebook']}": (s["start"], s["end"])
+        for s in steps
+        if s["phase"] == "notebook"
+    }
+
+
+def _shown(outputs: Path, run: str) -> dict[str, bytes]:
+    """What a run's pages show as data: every table, and the headline numbers."""
+    files = [*sorted((outputs / run / "tables").glob("*.csv")), outputs / run / "headlines.json"]
+    return {p.name: p.read_bytes() for p in files}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_independent_runs_overlap_with_two_jobs_and_show_the_same(
+    small_project, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    runs = ("test-eva", "test-para")
+    for jobs in (1, 2):
+        request = ReportRequest(
+            profile="test",
+            runs=runs,
+            only=("00",),
+            runs_file=small_project.runs_file,
+            outputs=tmp_path / f"jobs-{jobs}",
+            jobs=jobs,
+        )
+        assert run_report(request) == 0
+    printed = capsys.readouterr().out
+    one, two = (_notebook_spans(tmp_path / f"jobs-{jobs}") for jobs in (1, 2))
+    (a, b), (c, d) = one.values(), two.values()
+    assert a[1] <= b[0] or b[1] <= a[0]  # one job: one notebook after the other
+    assert c[0] < d[1] and d[0] < c[1]  # two jobs: independent runs overlap
+    for run in runs:
+        assert _shown(tmp_path / "jobs-1", run) == _shown(tmp_path / "jobs-2", run)
+        assert f"started {run}/00_scoring" in printed
+    index = (tmp_path / "jobs-2" / "index.html").read_text()
+    assert index.index("<h2>test-eva</h2>") < index.index("<h2>test-para</h2>")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_failing_notebook_does_not_stop_the_others(small_project, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    text = small_project.runs_file.read_text().replace(
+        str(small_project.root / "synth" / "synth-eva"), str(tmp_path / "missing-eva")
+    )
+    broken = tmp_path / "runs.yaml"
+    broken.write_text(text)
+    request = ReportRequest(
+        profile="test",
+        runs=("test-eva", "test-para"),
+        only=("00",),
+        runs_file=broken,
+        outputs=tmp_path / "out",
+        jobs=2,
+    )
+    assert run_report(request) == 1
+    out, err = capsys.readouterr()
+    assert "test-para/00_scoring" in out and "report: 1 notebooks ok, 1 failed" in out
+    assert "error: test-eva/00_scoring.ipynb: cell" in err
+    assert (tmp_path / "out" / "test-para" / "tables" / "coverage.csv").exists()
+    assert "failed" in (tmp_path / "out" / "index.html").read_text()
