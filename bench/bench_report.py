@@ -57,14 +57,20 @@ class Steps:
         path = os.pathsep.join(filter(None, [str(work / "lib"), os.environ.get("PYTHONPATH")]))
         self.env = {**os.environ, "JUDGEPANEL_ROOT": str(work), "PYTHONPATH": path}
         self.env.pop("OPENAI_BASE_URL", None)
-        self.shared = [f"VENV={venv}", f"STAMP={venv / '.installed'}"]
+        self.stamp = str(venv / ".installed")
+        self.shared = [f"VENV={venv}", f"STAMP={self.stamp}"]
         self.phases: list[dict[str, Any]] = []
 
     def make(self, phase: str, name: str, target: str, *extra: str) -> bool:
-        """Run ``make target`` with the bench's variables; whether it succeeded."""
+        """Run ``make target`` with the bench's variables; whether it succeeded.
+
+        ``-o STAMP``: the clone's pyproject.toml is as new as the clone, and make must not
+        take that for a change of the pins and reinstall the shared environment from a
+        folder deleted minutes later.
+        """
         started = time.monotonic()
         proc = subprocess.run(
-            ["make", target, *self.shared, *self.make_vars, *extra],
+            ["make", "-o", self.stamp, target, *self.shared, *self.make_vars, *extra],
             cwd=self.work,
             env=self.env,
             capture_output=True,

@@ -5,7 +5,8 @@ and the records the notebooks of one run share survive concurrent updates."""
 from __future__ import annotations
 
 import json
-import multiprocessing
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -14,7 +15,6 @@ import pytest
 
 from judgepanel.report.execute import ReportRequest, run_report
 from judgepanel.report.index import NotebookResult
-from judgepanel.report.nbtools import Notebook
 from judgepanel.report.schedule import Job, JobPool, chain_seconds, order_by_data
 from judgepanel.report.timings import TIMINGS_FILE
 
@@ -134,28 +134,30 @@ def test_a_failing_job_does_not_stop_the_others() -> None:
     assert "[3/3] good     0.1 s  ok" in lines
 
 
-def _write_headlines(folder: str, name: str, n: int, start) -> None:
-    start.wait()
-    nb = Notebook("run", name, Path(folder) / "tables", Path(folder) / "figures", False)
-    for i in range(n):
-        nb.headline(f"h{i}", i, f"headline {i}")
+WRITER = """
+import sys, time
+from pathlib import Path
+from judgepanel.report.nbtools import Notebook
+folder, name, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+nb = Notebook("run", name, folder / "tables", folder / "figures", False)
+while not go.exists():
+    time.sleep(0.01)
+for i in range(40):
+    nb.headline(f"h{i}", i, f"headline {i}")
+"""
 
 
 def test_notebooks_of_one_run_keep_each_others_headlines(tmp_path: Path) -> None:
     """Kernels of one run update headlines.json at the same time; no update is lost."""
-    ctx = multiprocessing.get_context("spawn")
-    start = ctx.Event()
+    go = tmp_path / "go"
     names = [f"0{i}_notebook" for i in range(4)]
     procs = [
-        ctx.Process(target=_write_headlines, args=(str(tmp_path), name, 40, start))
+        subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), name, str(go)])
         for name in names
     ]
-    for p in procs:
-        p.start()
-    start.set()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    time.sleep(1.0)
+    go.touch()  # the writers start together
+    assert [p.wait(timeout=240) for p in procs] == [0, 0, 0, 0]
     kept = json.loads((tmp_path / "headlines.json").read_text())
     assert sorted(kept) == names
     assert all(len(kept[name]) == 40 for name in names)

@@ -10,7 +10,6 @@ numbers. A failing cell makes the command exit non-zero, naming the notebook and
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -21,24 +20,21 @@ from typing import Any
 
 import yaml
 
-from judgepanel.core.client import RunSummary
 from judgepanel.core.config import Config, ConfigError, Run, load_config
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
-from judgepanel.core.scoring import closing_note, plan_parameters
 from judgepanel.report.explorer import EXPLORER_DIR, build_explorer
 from judgepanel.report.index import (
     NotebookResult,
     headline_lines,
     remember,
-    remembered,
     write_index,
 )
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.report.page import path_replacements, render_page
 from judgepanel.report.provenance import provenance, write_provenance
-from judgepanel.report.schedule import DataKey, Job, JobPool, order_by_data, usable_cores
-from judgepanel.report.timings import Timings, earlier_seconds
-from judgepanel.studies import score_run
+from judgepanel.report.schedule import Job, JobPool, usable_cores
+from judgepanel.report.steps import data_keys, report_steps, score_and_release
+from judgepanel.report.timings import Timings
 
 
 def shown_path(path: Path) -> str:
@@ -179,58 +175,6 @@ def report_replacements(config: Config, outputs: Path) -> list[tuple[str, str]]:
     return path_replacements({outputs: "outputs", config.path.parent: "."})
 
 
-def scoring_steps(runs: list[Run]) -> list[Run]:
-    """The runs whose scoring the report does, in order: each plan is scored once.
-
-    A dataset is planned the same way by every run that agrees on the parameters its
-    planner reads; a run is scored when it plans some dataset differently.
-    """
-    seen: set[tuple] = set()
-    steps = []
-    for run in runs:
-        profile = run.profile
-        keys = {
-            (profile.name, name, plan_parameters(profile.dataset(name).kind, run.parameters))
-            for name in run.datasets
-        }
-        if not keys <= seen:
-            seen |= keys
-            steps.append(run)
-    return steps
-
-
-def data_keys(run: Run) -> frozenset[DataKey]:
-    """The datasets a run reads (and its scoring writes), named with their profile."""
-    return frozenset((run.profile.name, name) for name in run.datasets)
-
-
-def score_step(config: Config, run: Run, spent: dict[str, float]) -> RunSummary:
-    """Score one run before the notebooks that read it; stop the report if it was cut short.
-
-    A profile's ``max_cost`` is one ceiling for all the scoring of this command, as it is
-    for one ``judgepanel score``: each run gets what the runs before it left (``spent``
-    holds what each profile spent so far and is updated here).
-    """
-    profile = run.profile
-    remaining = None
-    if profile.max_cost > 0:
-        remaining = max(0.0, profile.max_cost - spent.get(profile.name, 0.0))
-    print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
-    summary = score_run(run.name, runs_file=config.path, max_cost=remaining)
-    spent[profile.name] = spent.get(profile.name, 0.0) + summary.spend
-    resume = shlex.join(["judgepanel", "score", "--run", run.name, "--runs-file", str(config.path)])
-    ceilings = {
-        f"profile {profile.name!r} max_cost left": remaining,
-        "max_total_cost": profile.max_total_cost or None,
-    }
-    note = closing_note(summary, resume, ceilings)
-    if summary.aborted or summary.stopped_by_budget:
-        raise SystemExit(f"{run.name}: {note}")
-    if note:
-        print(note, flush=True)
-    return summary
-
-
 def may_score(
     config: Config, run: Run, name: str, outputs: Path, overrides: dict[str, Any]
 ) -> bool:
@@ -244,65 +188,6 @@ def may_score(
     if "score" not in pm.inspect_notebook(str(_notebook_path(name))):
         return False
     return bool(notebook_parameters(config, run, outputs, overrides).get("score", True))
-
-
-@dataclass(frozen=True)
-class ReportStep:
-    """A job of the report after scoring and what it does: build a dataset's call explorer
-    (``explorer``) or execute a notebook of a run (``run`` and ``notebook``)."""
-
-    job: Job
-    run: Run | None = None
-    notebook: str = ""
-    explorer: DataKey | None = None
-
-
-def report_steps(
-    config: Config,
-    chosen: list[tuple[Run, list[str]]],
-    outputs: Path,
-    overrides: dict[str, Any],
-) -> list[ReportStep]:
-    """The call explorers of the one-dataset runs, then the notebooks in the runs file's
-    order, each waiting for what it reads (a page links its dataset's explorer).
-
-    A notebook that may score writes the store only when an endpoint is configured.
-    """
-    runs = [run for run, _ in chosen]
-    explored = sorted({(r.profile.name, r.dataset) for r in runs if len(r.datasets) == 1})
-    took = earlier_seconds(outputs)
-    steps = [
-        ReportStep(
-            Job(
-                i,
-                f"call explorer {key[0]}-{key[1]}",
-                frozenset({key}),
-                expected=took.get(("explorer", *key), 0.0),
-                shown=False,
-            ),
-            explorer=key,
-        )
-        for i, key in enumerate(explored)
-    ]
-    explorer_job = {key: i for i, key in enumerate(explored)}
-    endpoint = bool(os.environ.get("OPENAI_BASE_URL"))
-    for run, names in chosen:
-        earlier = remembered(outputs, run.name)
-        links = set()
-        if len(run.datasets) == 1:
-            links.add(explorer_job[(run.profile.name, run.dataset)])
-        for name in names:
-            job = Job(
-                len(steps),
-                f"{run.name}/{name}",
-                data_keys(run),
-                writes=endpoint and may_score(config, run, name, outputs, overrides),
-                after=frozenset(links),
-                expected=earlier[name].seconds if name in earlier else 0.0,
-            )
-            steps.append(ReportStep(job, run=run, notebook=name))
-    jobs = order_by_data(s.job for s in steps)
-    return [replace(s, job=j) for s, j in zip(steps, jobs, strict=True)]
 
 
 QUICK_RESAMPLES = 200
@@ -464,7 +349,11 @@ def run_report(request: ReportRequest) -> int:
             os.environ["OPENAI_API_KEY"] = "sim-local"
             print(f"simulated judge server listening at {server.base_url}", flush=True)
 
-        steps = report_steps(config, chosen, outputs, request.overrides)
+        steps = report_steps(
+            chosen,
+            outputs,
+            lambda run, name: may_score(config, run, name, outputs, request.overrides),
+        )
 
         def execute(job: Job) -> NotebookResult | None:
             step = steps[job.index]
@@ -499,7 +388,7 @@ def run_report(request: ReportRequest) -> int:
             echo=lambda line: print(line, flush=True),
         )
         try:
-            _score_and_release(config, runs, pool, timings, score=request.score)
+            score_and_release(config, runs, pool, timings, score=request.score)
             results = pool.wait()
         except BaseException:
             pool.close()  # the steps already running finish; no other one starts
@@ -521,21 +410,3 @@ def run_report(request: ReportRequest) -> int:
     for r in failures:
         print(f"error: {r.run}/{r.error}", file=sys.stderr)
     return 1 if failures else 0
-
-
-def _score_and_release(
-    config: Config, runs: list[Run], pool: JobPool, timings: Timings, *, score: bool
-) -> None:
-    """Score the runs in order; a dataset's explorer and notebooks may start once the last
-    run scoring it is over."""
-    steps = scoring_steps(runs) if score else []
-    last = {key: run for run in steps for key in data_keys(run)}
-    pool.scored(set().union(*map(data_keys, runs)) - set(last))
-    pool.scoring(bool(steps))
-    spent: dict[str, float] = {}
-    for run in steps:
-        with timings.step("scoring", run=run.name, datasets=list(run.datasets)) as record:
-            summary = score_step(config, run, spent)
-            record.update(calls=summary.sent, planned=summary.planned, skipped=summary.skipped)
-        pool.scored({key for key, at in last.items() if at is run})
-    pool.scoring(False)
