@@ -22,6 +22,13 @@ N_IMAGES ?= 500
 QUICK_FLAG :=
 endif
 FORCE ?=
+# JOBS=N: notebooks (and call explorers) `report` executes at once, scoring counted as one;
+# by default the cores this machine lets it use.
+JOBS ?=
+# The worlds `data` writes and the datasets it imports comparator scores for (the benchmark
+# of the report sets them to time each step; empty means none).
+WORLDS ?= eva,para,vab,visionq
+COMPARATORS ?= eva para
 
 .PHONY: setup report test bench lint data calibrate interop clean distclean
 
@@ -36,10 +43,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 data: setup
-	$(JP) data synth --out data/synth --n-images $(N_IMAGES) --seed $(SEED) $(QUICK_FLAG) \
-		--replace-changed $(if $(FORCE),--force)
+	$(if $(WORLDS),$(JP) data synth --out data/synth --n-images $(N_IMAGES) --seed $(SEED) \
+		$(QUICK_FLAG) --only $(WORLDS) --replace-changed $(if $(FORCE),--force))
 	@# stand-in comparator scores from image statistics (data/README.md: real IAA models)
-	for w in eva para; do \
+	for w in $(COMPARATORS); do \
 	  $(BIN)/python -m judgepanel_sim.world.comparators --dataset $$w:data/synth/synth-$$w \
 	    --out data/synth/comparators/$$w.raw.csv && \
 	  $(JP) import scores data/synth/comparators/$$w.raw.csv --dataset $$w:data/synth/synth-$$w \
@@ -47,7 +54,7 @@ data: setup
 	done
 
 report: data
-	$(JP) report --profile $(PROFILE) --start-sim --score $(QUICK_FLAG)
+	$(JP) report --profile $(PROFILE) --start-sim --score $(QUICK_FLAG) $(if $(JOBS),--jobs $(JOBS))
 
 # The calibration study (notebook 08): a scored pool of planted-effect worlds, then the
 # replicate studies. Not part of `report`, which stays fast.
@@ -75,7 +82,7 @@ lint: setup
 	$(BIN)/ruff format --check lib tests bench
 
 clean:
-	rm -rf outputs/*/ outputs/index.html .pytest_cache
+	rm -rf outputs/*/ outputs/index.html outputs/_timings.json .pytest_cache
 
 distclean: clean
 	rm -rf $(VENV) data/synth data/stores

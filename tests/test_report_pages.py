@@ -165,6 +165,7 @@ def test_provenance_names_only_what_differs_and_no_machine_path(tmp_path: Path) 
         (["--only", "99"], "--only 99 matches no notebook"),
         (["-p", "nope=1"], "-p nope: not a parameter"),
         (["-p", "novalue"], "expected KEY=VALUE"),
+        (["--jobs", "0"], "--jobs 0: at least one notebook must be able to run"),
     ],
 )
 def test_report_mistakes_are_clean_errors(tmp_path: Path, capsys, argv, says) -> None:

@@ -200,7 +200,15 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--quick", action="store_true", help="mark every page as a quick run of shrunk worlds"
     )
-    report.add_argument("--no-progress", action="store_true", help="no per-cell progress bar")
+    report.add_argument(
+        "--no-progress", action="store_true", help="no per-cell progress bar (shown with --jobs 1)"
+    )
+    report.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="notebooks executed at once, scoring counted as one (default: the usable cores)",
+    )
 
     listing = sub.add_parser("list", help="profiles, runs, datasets and notebooks")
     listing.add_argument("--runs-file", type=Path)
@@ -445,6 +453,7 @@ def report_command(args: argparse.Namespace) -> int:
             overrides=parse_overrides(getattr(args, "parameter", [])),
             quick=getattr(args, "quick", False),
             progress=not getattr(args, "no_progress", True),
+            jobs=getattr(args, "jobs", None),
         )
         config = load_config(args.runs_file)
         selected(config, request)  # an unknown run, a mismatch or an empty --only stop here

@@ -10,10 +10,11 @@ numbers. A failing cell makes the command exit non-zero, naming the notebook and
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,19 @@ import yaml
 
 from judgepanel.core.config import Config, ConfigError, Run, load_config
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
-from judgepanel.core.scoring import closing_note, plan_parameters
 from judgepanel.report.explorer import EXPLORER_DIR, build_explorer
-from judgepanel.report.index import NotebookResult, headline_lines, remember, write_index
+from judgepanel.report.index import (
+    NotebookResult,
+    headline_lines,
+    remember,
+    write_index,
+)
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.report.page import path_replacements, render_page
 from judgepanel.report.provenance import provenance, write_provenance
-from judgepanel.studies import score_run
+from judgepanel.report.schedule import Job, JobPool, usable_cores
+from judgepanel.report.steps import data_keys, report_steps, score_and_release
+from judgepanel.report.timings import Timings
 
 
 def shown_path(path: Path) -> str:
@@ -168,47 +175,19 @@ def report_replacements(config: Config, outputs: Path) -> list[tuple[str, str]]:
     return path_replacements({outputs: "outputs", config.path.parent: "."})
 
 
-def _score_runs(config: Config, runs: list[Run]) -> None:
-    """Score what the selected runs plan, once, before any notebook reads the store.
+def may_score(
+    config: Config, run: Run, name: str, outputs: Path, overrides: dict[str, Any]
+) -> bool:
+    """Whether a notebook may send calls: it declares a ``score`` parameter that is not off.
 
-    A profile's ``max_cost`` is one ceiling for all the scoring of this command, as it is
-    for one ``judgepanel score``: each run gets what the runs before it left.
+    Such a notebook (``00_scoring``) runs or resumes its run's scoring when an endpoint is
+    configured, so the notebooks reading the same datasets wait for it.
     """
-    seen: set[tuple] = set()
-    spent: dict[str, float] = {}
-    for run in runs:
-        profile = run.profile
-        # A dataset is planned the same way by every run that agrees on the parameters its
-        # planner reads; a run is scored when it plans some dataset differently.
-        keys = {
-            (
-                profile.name,
-                name,
-                plan_parameters(profile.dataset(name).kind, run.parameters),
-            )
-            for name in run.datasets
-        }
-        if keys <= seen:
-            continue
-        seen |= keys
-        remaining = None
-        if profile.max_cost > 0:
-            remaining = max(0.0, profile.max_cost - spent.get(profile.name, 0.0))
-        print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
-        summary = score_run(run.name, runs_file=config.path, max_cost=remaining)
-        spent[profile.name] = spent.get(profile.name, 0.0) + summary.spend
-        resume = shlex.join(
-            ["judgepanel", "score", "--run", run.name, "--runs-file", str(config.path)]
-        )
-        ceilings = {
-            f"profile {profile.name!r} max_cost left": remaining,
-            "max_total_cost": profile.max_total_cost or None,
-        }
-        note = closing_note(summary, resume, ceilings)
-        if summary.aborted or summary.stopped_by_budget:
-            raise SystemExit(f"{run.name}: {note}")
-        if note:
-            print(note, flush=True)
+    import papermill as pm  # heavy (the Jupyter stack): loaded when notebooks run
+
+    if "score" not in pm.inspect_notebook(str(_notebook_path(name))):
+        return False
+    return bool(notebook_parameters(config, run, outputs, overrides).get("score", True))
 
 
 QUICK_RESAMPLES = 200
@@ -268,6 +247,7 @@ class ReportRequest:
         overrides: notebook parameters set for this command (``-p key=value``).
         quick: the pages say that this is a quick run of shrunk worlds.
         progress: show each notebook's cells as they run.
+        jobs: notebooks executed at once, scoring counted as one (default: usable cores).
     """
 
     profile: str = "demo"
@@ -280,6 +260,7 @@ class ReportRequest:
     overrides: dict[str, Any] = field(default_factory=dict)
     quick: bool = False
     progress: bool = False
+    jobs: int | None = None
 
 
 def selected(config: Config, request: ReportRequest) -> list[tuple[Run, list[str]]]:
@@ -331,11 +312,16 @@ def summary_text(results: list[NotebookResult], seconds: float, index: Path) -> 
 
 
 def run_report(request: ReportRequest) -> int:
-    """Optionally start the simulator and score, then execute every selected notebook.
+    """Optionally start the simulator and score, and execute every selected notebook.
 
+    Notebooks run up to ``request.jobs`` at a time, each as soon as the datasets it reads
+    are scored, while later runs are still scoring (see :mod:`judgepanel.report.schedule`).
     Returns 0 when every notebook ran, 1 when one failed (each failure is printed).
     Raises ``ReportError`` when the request selects nothing or names what does not exist.
     """
+    slots = usable_cores() if request.jobs is None else request.jobs
+    if slots < 1:
+        raise ReportError(f"--jobs {slots}: at least one notebook must be able to run")
     if request.quick:
         request = replace(
             request,
@@ -348,43 +334,69 @@ def run_report(request: ReportRequest) -> int:
     outputs = Path(request.outputs).resolve()
     outputs.mkdir(parents=True, exist_ok=True)
 
-    started = time.monotonic()
+    timings = Timings()
+    # Explorers are built in worker processes, beside the scoring and the kernels.
+    workers = ProcessPoolExecutor(max_workers=slots, mp_context=get_context("spawn"))
     server = None
     saved_env = {k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
-    results: list[NotebookResult] = []
-    total = sum(len(names) for _, names in chosen)
     try:
         if request.start_sim:
-            server = start_sim_server()
+            with timings.step("simulator"):
+                server = start_sim_server()
             os.environ["OPENAI_BASE_URL"] = server.base_url
             # The simulator accepts any bearer token: a real key in the environment is
             # replaced (and restored below), so it is not sent to it or to the kernels.
             os.environ["OPENAI_API_KEY"] = "sim-local"
             print(f"simulated judge server listening at {server.base_url}", flush=True)
-        if request.score:
-            _score_runs(config, runs)
-        scored = {(r.profile.name, r.dataset): r.profile for r in runs if len(r.datasets) == 1}
-        for (_, dataset), profile in scored.items():
-            page = build_explorer(profile, dataset, outputs)
-            if page is not None:
-                print(f"call explorer: {page.relative_to(outputs)}", flush=True)
-        for run, names in chosen:
-            for name in names:
-                print(f"[{len(results) + 1}/{total}] executing {run.name}/{name}", flush=True)
-                res = execute_notebook(
+
+        steps = report_steps(
+            chosen,
+            outputs,
+            lambda run, name: may_score(config, run, name, outputs, request.overrides),
+        )
+
+        def execute(job: Job) -> NotebookResult | None:
+            step = steps[job.index]
+            if step.explorer is not None:
+                profile, dataset = step.explorer
+                with timings.step("explorer", profile=profile, dataset=dataset):
+                    page = workers.submit(
+                        build_explorer, config.profile(profile), dataset, outputs
+                    ).result()
+                if page is not None:
+                    print(f"call explorer: {page.relative_to(outputs)}", flush=True)
+                return None
+            assert step.run is not None
+            with timings.step("notebook", run=step.run.name, notebook=step.notebook) as record:
+                result = execute_notebook(
                     config,
-                    run,
-                    name,
+                    step.run,
+                    step.notebook,
                     outputs,
                     overrides=request.overrides,
                     quick=request.quick,
-                    progress=request.progress,
+                    progress=request.progress and slots == 1,
                 )
-                results.append(res)
-                state = "ok" if res.ok else f"FAILED: {res.error}"
-                print(f"  {res.seconds:6.1f} s  {state}", flush=True)
-        index = write_index(outputs, results, config)
+                record["ok"] = result.ok
+            return result
+
+        pool = JobPool(
+            [s.job for s in steps],
+            slots,
+            execute,
+            unscored=set().union(*map(data_keys, runs)),
+            echo=lambda line: print(line, flush=True),
+        )
+        try:
+            score_and_release(config, runs, pool, timings, score=request.score)
+            results = pool.wait()
+        except BaseException:
+            pool.close()  # the steps already running finish; no other one starts
+            raise
+        with timings.step("index"):
+            index = write_index(outputs, results, config)
     finally:
+        workers.shutdown(cancel_futures=True)
         if server is not None:
             server.stop()
         for k, v in saved_env.items():
@@ -392,7 +404,8 @@ def run_report(request: ReportRequest) -> int:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    print(summary_text(results, time.monotonic() - started, index), flush=True)
+        timings.write(outputs, profile=request.profile, jobs=slots, quick=request.quick)
+    print(summary_text(results, timings.now(), index), flush=True)
     failures = [r for r in results if not r.ok]
     for r in failures:
         print(f"error: {r.run}/{r.error}", file=sys.stderr)

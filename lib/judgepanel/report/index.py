@@ -16,6 +16,7 @@ import jinja2
 
 from judgepanel.core.config import Config
 from judgepanel.report.glossary import GLOSSARY, link_terms
+from judgepanel.report.jsonfile import update_json
 from judgepanel.report.page import static_text
 from judgepanel.report.provenance import read_provenance
 
@@ -49,10 +50,12 @@ def _outcomes_path(outputs: Path, run: str) -> Path:
 
 def remember(outputs: Path, result: NotebookResult) -> None:
     """Record a notebook's outcome beside it, so a later index still lists it."""
-    path = _outcomes_path(outputs, result.run)
-    known = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    known[result.notebook] = {"ok": result.ok, "seconds": result.seconds, "error": result.error}
-    path.write_text(json.dumps(known, indent=2, sort_keys=True), encoding="utf-8")
+
+    def change(known: dict[str, Any]) -> bool:
+        known[result.notebook] = {"ok": result.ok, "seconds": result.seconds, "error": result.error}
+        return True
+
+    update_json(_outcomes_path(outputs, result.run), change)
 
 
 def remembered(outputs: Path, run: str) -> dict[str, NotebookResult]:

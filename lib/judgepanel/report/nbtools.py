@@ -9,7 +9,6 @@ them from there.
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from collections.abc import Sequence
@@ -26,6 +25,8 @@ from matplotlib.backend_bases import RendererBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
+
+from judgepanel.report.jsonfile import update_json
 
 SIMULATED_BANNER = (
     "<div class='jp-sim-banner' "
@@ -300,18 +301,21 @@ class Notebook:
 
 
 def _store_headlines(tables_dir: Path, name: str, headlines: dict[str, Any] | None) -> None:
-    """Set (or with ``None`` remove) one notebook's entry in the run's ``headlines.json``."""
-    path = tables_dir.parent / "headlines.json"
-    data = json.loads(path.read_text()) if path.exists() else {}
-    if headlines is None:
-        if name not in data:
-            return
-        del data[name]
-    else:
+    """Set (or with ``None`` remove) one notebook's entry in the run's ``headlines.json``.
+
+    The notebooks of a run may execute at the same time, so the update is locked.
+    """
+
+    def change(data: dict[str, Any]) -> bool:
+        if headlines is None:
+            return data.pop(name, None) is not None
         data[name] = headlines
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Notebooks in name order; a notebook's headlines in the order it states them.
-    path.write_text(json.dumps({k: data[k] for k in sorted(data)}, indent=2, ensure_ascii=False))
+        # Notebooks in name order; a notebook's headlines in the order it states them.
+        ordered = {k: data.pop(k) for k in sorted(data)}
+        data.update(ordered)
+        return True
+
+    update_json(tables_dir.parent / "headlines.json", change, sort_keys=False)
 
 
 class _TableHTML:

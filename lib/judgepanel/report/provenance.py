@@ -16,6 +16,7 @@ from typing import Any
 
 from judgepanel.core.config import Config, Run
 from judgepanel.core.store import Store, StoreError
+from judgepanel.report.jsonfile import write_json
 
 PROVENANCE_FILE = "provenance.json"
 _SMALL_FILE = 1 << 20
@@ -127,8 +128,7 @@ def provenance(
 def write_provenance(run_dir: Path, record: dict[str, Any]) -> Path:
     """Keep the record beside the run's pages, for the index."""
     path = run_dir / PROVENANCE_FILE
-    run_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=2, sort_keys=True), encoding="utf-8")
+    write_json(path, record)  # whole: a run's notebooks may finish at the same time
     return path
 
 

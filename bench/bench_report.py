@@ -1,0 +1,219 @@
+"""Where `make report` spends its time, step by step, on a fresh clone of the checkout.
+
+The commit is cloned into a temporary folder (no data, no store, no outputs) and
+`make report` runs there with this checkout's environment, brought up to date first, so
+installing is not timed and the copy never reinstalls the package; the clone's own `lib/`
+comes first on the path, so its code is what runs. The data steps run
+one at a time through the Makefile (each world of `data synth`, each comparator import);
+then `make report` runs and its own record, `outputs/_timings.json`, gives each scoring
+step (seconds, calls sent), each call explorer and each notebook (start, end, seconds).
+
+Writes the breakdown to `bench/results/report.json` (`report-quick.json` with --quick)
+and prints one JSON line last. The target: the whole report in at most 10 minutes on 2
+cores (3 minutes with --quick).
+
+Usage: python bench/bench_report.py [--quick] [--jobs N] [--commit REV] [--before FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+WORLDS = ("eva", "para", "vab", "visionq")
+COMPARATORS = ("eva", "para")
+TARGET_S = {False: 600.0, True: 180.0}
+
+
+def git(*args: str, cwd: Path = ROOT) -> str:
+    return subprocess.run(
+        ["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def clone(commit: str, dest: Path) -> None:
+    """A fresh clone of ``commit``, as someone would start from it."""
+    subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(dest)], check=True)
+    git("checkout", "--quiet", commit, cwd=dest)
+
+
+class Steps:
+    """Runs make targets in the clone and records how long each took."""
+
+    def __init__(self, work: Path, make_vars: list[str]) -> None:
+        self.work = work
+        self.make_vars = make_vars
+        venv = ROOT / ".venv"
+        # The clone's packages shadow the environment's editable install of this checkout.
+        path = os.pathsep.join(filter(None, [str(work / "lib"), os.environ.get("PYTHONPATH")]))
+        self.env = {**os.environ, "JUDGEPANEL_ROOT": str(work), "PYTHONPATH": path}
+        self.env.pop("OPENAI_BASE_URL", None)
+        self.stamp = str(venv / ".installed")
+        self.shared = [f"VENV={venv}", f"STAMP={self.stamp}"]
+        self.phases: list[dict[str, Any]] = []
+
+    def make(self, phase: str, name: str, target: str, *extra: str) -> bool:
+        """Run ``make target`` with the bench's variables; whether it succeeded.
+
+        ``-o STAMP``: the clone's pyproject.toml is as new as the clone, and make must not
+        take that for a change of the pins and reinstall the shared environment from a
+        folder deleted minutes later.
+        """
+        started = time.monotonic()
+        proc = subprocess.run(
+            ["make", "-o", self.stamp, target, *self.shared, *self.make_vars, *extra],
+            cwd=self.work,
+            env=self.env,
+            capture_output=True,
+            text=True,
+        )
+        seconds = time.monotonic() - started
+        if proc.returncode != 0:
+            sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+        self.phases.append({"phase": phase, "name": name, "seconds": round(seconds, 1)})
+        return proc.returncode == 0
+
+
+def report_steps(outputs: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The report's own record of its steps, as phases of this benchmark."""
+    path = outputs / "_timings.json"
+    if not path.exists():  # a commit before the record existed: the notebooks' own seconds
+        phases = []
+        for record in sorted(outputs.glob("*/notebooks.json")):
+            for name, o in json.loads(record.read_text()).items():
+                phases.append(
+                    {"phase": "notebook", "name": f"{record.parent.name}/{name}",
+                     "seconds": round(o["seconds"], 1)}
+                )  # fmt: skip
+        return phases, {}
+    timings = json.loads(path.read_text())
+    phases = []
+    for step in timings["steps"]:
+        name = {
+            "scoring": step.get("run"),
+            "explorer": step.get("dataset"),
+            "notebook": f"{step.get('run')}/{step.get('notebook')}",
+        }.get(step["phase"], step["phase"])
+        phase = {"phase": step["phase"], "name": name, "seconds": round(step["seconds"], 1)}
+        phase.update(start=round(step["start"], 1), end=round(step["end"], 1))
+        if "calls" in step:
+            phase["calls"] = step["calls"]
+        phases.append(phase)
+    return phases, timings
+
+
+def measure(commit: str, quick: bool, jobs: int | None) -> dict[str, Any]:
+    """Clone ``commit`` and time every step of its `make report`."""
+    make_vars = (["QUICK=1"] if quick else []) + ([f"JOBS={jobs}"] if jobs else [])
+    with tempfile.TemporaryDirectory(prefix="report-bench-") as tmp:
+        work = Path(tmp) / "checkout"
+        clone(commit, work)
+        steps = Steps(work, make_vars)
+        stepwise = "WORLDS ?=" in (work / "Makefile").read_text()
+        started = time.monotonic()
+        if stepwise:
+            plan = [("data", f"world {w}", [f"WORLDS={w}", "COMPARATORS="]) for w in WORLDS]
+            plan += [
+                ("data", f"comparators {c}", ["WORLDS=", f"COMPARATORS={c}"]) for c in COMPARATORS
+            ]
+            plan += [("report", "make report", ["WORLDS=", "COMPARATORS="])]
+        else:  # an older Makefile: its data steps cannot be run one by one
+            plan = [("report", "make report (with data)", [])]
+        # a phase is its make target; all() stops at the first step that fails
+        ok = all(steps.make(phase, name, phase, *extra) for phase, name, extra in plan)
+        total = time.monotonic() - started
+        inner, timings = report_steps(work / "outputs")
+    phases = steps.phases + inner
+    by = {k: sum(p["seconds"] for p in phases if p["phase"] == k) for k in ("data", "scoring")}
+    notebooks = [p for p in inner if p["phase"] == "notebook"]
+    return {
+        "commit": git("rev-parse", "--short", commit),
+        "quick": quick,
+        "jobs": timings.get("jobs"),
+        "seconds": round(total, 1),
+        "data_s": round(by["data"], 1),
+        "scoring_s": round(by["scoring"], 1),
+        "scoring_calls": sum(p.get("calls", 0) for p in inner),
+        "report_s": sum(p["seconds"] for p in phases if p["phase"] == "report"),
+        "notebooks_sum_s": round(sum(p["seconds"] for p in notebooks), 1),
+        "notebooks_span_s": span(notebooks),
+        "ok": ok,
+        "phases": phases,
+    }
+
+
+def span(steps: list[dict[str, Any]]) -> float | None:
+    """Seconds from the first step's start to the last one's end (None without times)."""
+    if not steps or "start" not in steps[0]:
+        return None
+    return round(max(p["end"] for p in steps) - min(p["start"] for p in steps), 1)
+
+
+def comparison(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """A before/after table: every phase of either run, then the totals."""
+
+    def key(p: dict[str, Any]) -> tuple[str, str]:
+        return p["phase"], p["name"]
+
+    old = {key(p): p["seconds"] for p in before["phases"]}
+    new = {key(p): p["seconds"] for p in after["phases"]}
+    rows = [(f"{k[0]} {k[1]}", old.get(k), new.get(k)) for k in dict.fromkeys([*old, *new])]
+    for total in ("data_s", "scoring_s", "notebooks_sum_s", "notebooks_span_s", "seconds"):
+        rows.append((f"total {total}", before.get(total), after.get(total)))
+    width = max(len(r[0]) for r in rows)
+    lines = [f"{'step':<{width}}  {'before':>8}  {'after':>8}  {'change':>8}"]
+    for name, b, a in rows:
+        change = f"{a - b:+8.1f}" if a is not None and b is not None else f"{'':>8}"
+        fmt = [f"{v:8.1f}" if v is not None else f"{'-':>8}" for v in (b, a)]
+        lines.append(f"{name:<{width}}  {fmt[0]}  {fmt[1]}  {change}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        default=os.environ.get("QUICK") == "1",
+        help="time `make report QUICK=1` (also when QUICK=1 is in the environment)",
+    )
+    parser.add_argument("--jobs", type=int, help="JOBS for make report (default: its own)")
+    parser.add_argument("--commit", default="HEAD", help="the commit to clone (default: HEAD)")
+    parser.add_argument("--before", type=Path, help="an earlier report.json to compare with")
+    parser.add_argument("--out", type=Path, help="where to write the breakdown")
+    args = parser.parse_args()
+    before = json.loads(args.before.read_text()) if args.before else None
+
+    # Bring the shared environment up to date here first: if the clone's `make` found the
+    # stamp older than pyproject.toml, it would reinstall the package from the temporary
+    # clone, and the environment would point at a folder deleted minutes later.
+    subprocess.run(["make", "setup"], cwd=ROOT, check=True, capture_output=True)
+    result = measure(git("rev-parse", args.commit), args.quick, args.jobs)
+    out = args.out or RESULTS / ("report-quick.json" if args.quick else "report.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    if before is not None:
+        print(comparison(before, result))
+    target = TARGET_S[args.quick]
+    summary = {k: v for k, v in result.items() if k != "phases"}
+    summary.update(
+        bench="report",
+        minutes=round(result["seconds"] / 60, 2),
+        target_seconds=target,
+        met=result["ok"] and result["seconds"] <= target,
+    )
+    print(json.dumps(summary))
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

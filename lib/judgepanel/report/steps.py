@@ -1,0 +1,151 @@
+"""The steps of a report: the runs it scores, then the call explorers and notebooks.
+
+Scoring runs in the report's own process, one run after the other; each plan is scored
+once. The explorers and notebooks are jobs for :class:`~judgepanel.report.schedule.JobPool`,
+each reading the datasets of its run.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from judgepanel.core.client import RunSummary
+from judgepanel.core.config import Config, Run
+from judgepanel.core.scoring import closing_note, plan_parameters
+from judgepanel.report.index import remembered
+from judgepanel.report.schedule import DataKey, Job, JobPool, order_by_data
+from judgepanel.report.timings import Timings, earlier_seconds
+from judgepanel.studies import score_run
+
+
+def scoring_steps(runs: list[Run]) -> list[Run]:
+    """The runs whose scoring the report does, in order: each plan is scored once.
+
+    A dataset is planned the same way by every run that agrees on the parameters its
+    planner reads; a run is scored when it plans some dataset differently.
+    """
+    seen: set[tuple] = set()
+    steps = []
+    for run in runs:
+        profile = run.profile
+        keys = {
+            (profile.name, name, plan_parameters(profile.dataset(name).kind, run.parameters))
+            for name in run.datasets
+        }
+        if not keys <= seen:
+            seen |= keys
+            steps.append(run)
+    return steps
+
+
+def data_keys(run: Run) -> frozenset[DataKey]:
+    """The datasets a run reads (and its scoring writes), named with their profile."""
+    return frozenset((run.profile.name, name) for name in run.datasets)
+
+
+def score_step(config: Config, run: Run, spent: dict[str, float]) -> RunSummary:
+    """Score one run before the notebooks that read it; stop the report if it was cut short.
+
+    A profile's ``max_cost`` is one ceiling for all the scoring of this command, as it is
+    for one ``judgepanel score``: each run gets what the runs before it left (``spent``
+    holds what each profile spent so far and is updated here).
+    """
+    profile = run.profile
+    remaining = None
+    if profile.max_cost > 0:
+        remaining = max(0.0, profile.max_cost - spent.get(profile.name, 0.0))
+    print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
+    summary = score_run(run.name, runs_file=config.path, max_cost=remaining)
+    spent[profile.name] = spent.get(profile.name, 0.0) + summary.spend
+    resume = shlex.join(["judgepanel", "score", "--run", run.name, "--runs-file", str(config.path)])
+    ceilings = {
+        f"profile {profile.name!r} max_cost left": remaining,
+        "max_total_cost": profile.max_total_cost or None,
+    }
+    note = closing_note(summary, resume, ceilings)
+    if summary.aborted or summary.stopped_by_budget:
+        raise SystemExit(f"{run.name}: {note}")
+    if note:
+        print(note, flush=True)
+    return summary
+
+
+@dataclass(frozen=True)
+class ReportStep:
+    """A job of the report after scoring and what it does: build a dataset's call explorer
+    (``explorer``) or execute a notebook of a run (``run`` and ``notebook``)."""
+
+    job: Job
+    run: Run | None = None
+    notebook: str = ""
+    explorer: DataKey | None = None
+
+
+def report_steps(
+    chosen: list[tuple[Run, list[str]]],
+    outputs: Path,
+    may_score: Callable[[Run, str], bool],
+) -> list[ReportStep]:
+    """The call explorers of the one-dataset runs, then the notebooks in the runs file's
+    order, each waiting for what it reads (a page links its dataset's explorer).
+
+    ``may_score(run, notebook)`` says whether a notebook sends calls when an endpoint is
+    configured; it then writes the store only if one is.
+    """
+    runs = [run for run, _ in chosen]
+    explored = sorted({(r.profile.name, r.dataset) for r in runs if len(r.datasets) == 1})
+    took = earlier_seconds(outputs)
+    steps = [
+        ReportStep(
+            Job(
+                i,
+                f"call explorer {key[0]}-{key[1]}",
+                frozenset({key}),
+                expected=took.get(("explorer", *key), 0.0),
+                shown=False,
+            ),
+            explorer=key,
+        )
+        for i, key in enumerate(explored)
+    ]
+    explorer_job = {key: i for i, key in enumerate(explored)}
+    endpoint = bool(os.environ.get("OPENAI_BASE_URL"))
+    for run, names in chosen:
+        earlier = remembered(outputs, run.name)
+        links = set()
+        if len(run.datasets) == 1:
+            links.add(explorer_job[(run.profile.name, run.dataset)])
+        for name in names:
+            job = Job(
+                len(steps),
+                f"{run.name}/{name}",
+                data_keys(run),
+                writes=endpoint and may_score(run, name),
+                after=frozenset(links),
+                expected=earlier[name].seconds if name in earlier else 0.0,
+            )
+            steps.append(ReportStep(job, run=run, notebook=name))
+    jobs = order_by_data(s.job for s in steps)
+    return [replace(s, job=j) for s, j in zip(steps, jobs, strict=True)]
+
+
+def score_and_release(
+    config: Config, runs: list[Run], pool: JobPool, timings: Timings, *, score: bool
+) -> None:
+    """Score the runs in order; a dataset's explorer and notebooks may start once the last
+    run scoring it is over."""
+    steps = scoring_steps(runs) if score else []
+    last = {key: run for run in steps for key in data_keys(run)}
+    pool.scored(set().union(*map(data_keys, runs)) - set(last))
+    pool.scoring(bool(steps))
+    spent: dict[str, float] = {}
+    for run in steps:
+        with timings.step("scoring", run=run.name, datasets=list(run.datasets)) as record:
+            summary = score_step(config, run, spent)
+            record.update(calls=summary.sent, planned=summary.planned, skipped=summary.skipped)
+        pool.scored({key for key, at in last.items() if at is run})
+    pool.scoring(False)
