@@ -67,6 +67,19 @@ def test_a_run_starts_when_its_data_is_scored_while_later_runs_still_score() -> 
     assert lines[1] == "[1/2] eva/01     0.1 s  ok"  # the seconds the step reported
 
 
+def test_a_notebook_that_may_score_waits_for_the_end_of_all_scoring() -> None:
+    """The store admits one sender: 00_scoring beside the report's scoring would fail."""
+    jobs = [Job(0, "eva/00", frozenset({EVA}), writes=True), Job(1, "vab/05", frozenset())]
+    rec = Recorder(0.05)
+    pool = JobPool(jobs, 3, rec, echo=lambda _: None)
+    pool.scoring(True)  # eva is scored, a later run is still scoring
+    time.sleep(0.4)
+    assert list(rec.spans) == ["vab/05"]
+    pool.scoring(False)
+    pool.wait()
+    assert list(rec.spans) == ["vab/05", "eva/00"]
+
+
 @pytest.mark.parametrize("slots", [1, 2, 3])
 def test_scoring_takes_one_of_the_slots(slots: int) -> None:
     jobs = [Job(i, f"nb{i}", frozenset({EVA})) for i in range(12)]

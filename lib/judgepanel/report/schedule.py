@@ -197,8 +197,14 @@ class JobPool:
             thread.join()
 
     def _ready(self) -> list[Job]:
+        # A job that may send calls waits for the end of all scoring: the store admits one
+        # sender at a time, and the report's scoring is one.
         return [
-            j for j in self._pending if j.reads.isdisjoint(self._unscored) and j.after <= self._done
+            j
+            for j in self._pending
+            if j.reads.isdisjoint(self._unscored)
+            and j.after <= self._done
+            and not (j.writes and self._scoring)
         ]
 
     def _dispatch(self) -> None:
