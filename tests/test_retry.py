@@ -83,3 +83,22 @@ def test_server_delay_is_a_floor_and_is_capped() -> None:
     rng = random.Random(1)
     assert all(policy.delay(1, RetryDecision.rate_limit(3.0), rng) >= 3.0 for _ in range(50))
     assert policy.delay(1, RetryDecision.rate_limit(3600.0), rng) <= 10.0
+
+
+def test_a_timeout_caused_by_a_refused_connection_is_a_connection_error() -> None:
+    """The aiohttp transport reports a refused connection as a connect timeout; the cause
+    chain decides, and a chain that loops back on itself still ends."""
+    import httpx2
+    import openai
+
+    from judgepanel.core.retry import classify
+
+    request = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    refused = openai.APITimeoutError(request)
+    refused.__cause__ = ConnectionRefusedError("refused")
+    assert classify(refused).reason == "connection error"
+    looped = openai.APITimeoutError(request)
+    inner = ValueError("inner")
+    looped.__cause__ = inner
+    inner.__cause__ = looped
+    assert classify(looped).reason == "timeout"

@@ -122,13 +122,15 @@ def _refused(exc: BaseException) -> bool:
     The SDK's aiohttp transport reports every aiohttp connection error (refused, reset,
     the server gone) as a connect *timeout*; the cause chain still holds the original.
     """
-    seen = exc.__cause__ or exc.__context__
-    while seen is not None:
-        if isinstance(seen, aiohttp.ServerTimeoutError | TimeoutError):
+    visited: set[int] = set()  # a chain can loop back on itself
+    link = exc.__cause__ or exc.__context__
+    while link is not None and id(link) not in visited:
+        visited.add(id(link))
+        if isinstance(link, aiohttp.ServerTimeoutError | TimeoutError):
             return False
-        if isinstance(seen, aiohttp.ClientConnectionError | ConnectionError):
+        if isinstance(link, aiohttp.ClientConnectionError | ConnectionError):
             return True
-        seen = seen.__cause__ or seen.__context__
+        link = link.__cause__ or link.__context__
     return False
 
 
