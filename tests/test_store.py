@@ -201,6 +201,38 @@ def test_second_sender_is_refused(tmp_path: Path) -> None:
             pass
 
 
+def test_senders_of_different_datasets_run_side_by_side(tmp_path: Path) -> None:
+    """The lock is per dataset: two scorings of different datasets may send at once, a
+    second sender of the same dataset is refused by name, and a whole-store sender meets
+    every dataset's sender."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as first, Store(path) as second:
+        with first.sending(["eva"]), second.sending(["para", "vab"]):
+            with pytest.raises(StoreError, match="another process is sending calls of eva"):
+                second.sending(["visionq", "eva"]).__enter__()
+            with pytest.raises(StoreError, match="another process"):
+                second.sending().__enter__()
+        # the refused attempt took nothing: visionq is free, and both are free afterwards
+        with first.sending(["visionq"]), second.sending(["eva", "para"]):
+            pass
+        with first.sending(), pytest.raises(StoreError, match="calls of para"):
+            second.sending(["para"]).__enter__()
+
+
+def test_recovery_moves_only_the_locked_datasets(tmp_path: Path) -> None:
+    """A reservation of a dataset another process is sending is in flight, not lost."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        store.reserve(key("a", dataset="eva"), 0.01)
+        store.reserve(key("b", dataset="para"), 0.02)
+    with Store(path) as store, store.sending(["eva"]):
+        assert astuple(store.recover_interrupted(["eva"])) == (1, 0.01)
+        assert astuple(store.recover_interrupted(["eva"])) == (0, 0.0)
+        assert astuple(store.possibly_billed()) == (2, 0.03)
+    with Store(path) as store, store.sending():
+        assert astuple(store.recover_interrupted()) == (1, 0.02)
+
+
 @pytest.mark.parametrize("link", ["symlink", "hardlink"])
 def test_the_lock_holds_through_every_path_to_the_file(tmp_path: Path, link: str) -> None:
     """A symlink or a hard link names the same file: it must meet the same lock, or two
@@ -240,6 +272,8 @@ def test_the_lock_is_refused_across_processes(tmp_path: Path) -> None:
         assert holder.stdout.readline().strip() == "locked"
         with Store(alias) as second, pytest.raises(StoreError, match="another process"):
             second.sending().__enter__()
+        with Store(alias) as second, pytest.raises(StoreError, match="calls of eva"):
+            second.sending(["eva"]).__enter__()
     finally:
         holder.kill()
         holder.wait()

@@ -698,10 +698,11 @@ async def run_calls_async(
     """Send every planned call not yet in ``store``; see :func:`run_calls`."""
     started = time.monotonic()
     plan = _unique_plan(specs)
-    # The plan is filtered under the writer lock, so a second process cannot slip in
-    # between reading the checkpoints and sending.
-    with store.sending():
-        interrupted = store.recover_interrupted()
+    # The plan is filtered under its datasets' writer lock, so a second process cannot slip
+    # in between reading the checkpoints and sending; other datasets may be sent meanwhile.
+    datasets = {s.key.dataset for s in plan}
+    with store.sending(datasets):
+        interrupted = store.recover_interrupted(datasets)
         if interrupted.calls:
             log.warning(
                 "%d calls were in flight when an earlier run was interrupted; they may have "

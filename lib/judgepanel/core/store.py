@@ -6,8 +6,8 @@ a crash loses nothing that was committed. Analyses read only this file.
 
 Before a call is sent, its reservation (the most it can cost) is written to ``pending`` in
 its own transaction, and the row is removed in the transaction that records the outcome.
-A row still in ``pending`` when the next run takes the writer lock was in flight when a
-process died: it moves to ``interrupted``, whose bounds stay counted as "possibly billed,
+A row still in ``pending`` when the next run takes its dataset's writer lock was in flight
+when a process died: it moves to ``interrupted``, whose bounds stay counted as "possibly billed,
 unanswered" spend, because the endpoint may have billed an answer that never arrived.
 
 A failed call is either ``retryable`` (connection errors, timeouts, 429 and 5xx once its
@@ -28,11 +28,14 @@ every call separately at full request rate.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import hashlib
 import json
 import os
 import re
 import sqlite3
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -299,6 +302,69 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
+_LOCK_BASE = 1 << 40
+"""Where the datasets' lock bytes start: far past the bytes SQLite locks (at 1 GiB)."""
+_LOCK_SPAN = 1 << 31
+"""How many bytes the datasets' locks are spread over; locking all of them locks the store."""
+
+
+def _lock_byte(dataset: str) -> int:
+    """The byte of the store file whose lock stands for sending this dataset's calls."""
+    digest = hashlib.blake2b(dataset.encode("utf-8"), digest_size=8).digest()
+    return _LOCK_BASE + int.from_bytes(digest, "big") % _LOCK_SPAN
+
+
+def _set_lock(fd: int, kind: int, start: int, length: int) -> None:
+    # struct flock: l_type, l_whence (short each), l_start, l_len (off_t), l_pid (pid_t,
+    # which must be 0 for open-file-description locks), padded to 32 bytes.
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", kind, os.SEEK_SET, start, length, 0))
+
+
+def _take_send_locks(fd: int, datasets: list[str] | None, path: Path) -> list[tuple[int, int]]:
+    """Take the writer locks of these datasets (every dataset when ``None``), or none.
+
+    Returns the byte ranges taken. Raises ``StoreError`` naming the busy dataset.
+    """
+    if not hasattr(fcntl, "F_OFD_SETLK"):  # pragma: no cover - not Linux: one lock for all
+        ranges: list[tuple[int, int]] = [(-1, 0)]
+    elif datasets is None:
+        ranges = [(_LOCK_BASE, _LOCK_SPAN)]
+    else:
+        ranges = sorted({(_lock_byte(d), 1) for d in datasets})
+    held: list[tuple[int, int]] = []
+    for start, length in ranges:
+        try:
+            if start < 0:  # pragma: no cover
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            else:
+                _set_lock(fd, fcntl.F_WRLCK, start, length)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            _drop_send_locks(fd, held)
+            what = "calls" if datasets is None else _busy_names(datasets, start)
+            raise StoreError(
+                f"{path}: another process is sending {what} into this store; "
+                "wait for it to finish (or stop it) and run again"
+            ) from None
+        held.append((start, length))
+    return held
+
+
+def _busy_names(datasets: list[str], start: int) -> str:
+    names = [d for d in datasets if _lock_byte(d) == start]
+    return "calls of " + ", ".join(names)
+
+
+def _drop_send_locks(fd: int, held: list[tuple[int, int]]) -> None:
+    for start, length in reversed(held):
+        if start < 0:  # pragma: no cover
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        else:
+            _set_lock(fd, fcntl.F_UNLCK, start, length)
+    held.clear()
+
+
 class Store:
     """The SQLite checkpoint store.
 
@@ -340,7 +406,8 @@ class Store:
             # descriptor stays open until the connection is closed, because closing a
             # descriptor of a file drops every POSIX lock the process holds on it,
             # SQLite's included.
-            self._lock_fd = os.open(self.path, os.O_RDONLY)
+            # It is opened for writing because a write lock needs it; nothing is written.
+            self._lock_fd = os.open(self.path, os.O_RDWR)
 
     def _create(self) -> None:
         """Set WAL mode and create the tables, unless the file holds some other database."""
@@ -431,30 +498,28 @@ class Store:
         self.close()
 
     @contextlib.contextmanager
-    def sending(self) -> Iterator[None]:
-        """Hold the store's writer lock while calls are being sent.
+    def sending(self, datasets: Iterable[str] | None = None) -> Iterator[None]:
+        """Hold the store's writer lock for these datasets (all of them when ``None``)
+        while calls are being sent.
 
-        Two scoring processes on one store would send the same calls twice (the store
-        would keep one answer, but both would be paid for), so the second one is refused.
-        The lock is an ``flock`` on the store file itself, so every path to it (a symlink,
-        a hard link, a relative path) meets the same lock; the kernel releases it even on
-        ``kill -9``. SQLite's own locks are POSIX record locks, which ``flock`` does not
-        touch.
+        Two scoring processes sending one dataset's calls would send the same calls twice
+        (the store would keep one answer, but both would be paid for), so the second one is
+        refused; processes sending different datasets may run side by side. The locks are
+        open-file-description locks on the store file itself, one byte per dataset far past
+        the bytes SQLite locks, so every path to the file (a symlink, a hard link, a
+        relative path) meets them, closing another descriptor of the file does not drop
+        them, and the kernel releases them even on ``kill -9``. Where the system has no such
+        locks, one ``flock`` on the whole file stands for every dataset.
         """
         if self._lock_fd is None:
             yield
             return
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise StoreError(
-                f"{self.path}: another process is sending calls into this store; "
-                "wait for it to finish (or stop it) and run again"
-            ) from None
+        wanted = None if datasets is None else sorted(set(datasets))
+        held = _take_send_locks(self._lock_fd, wanted, self.path)
         try:
             yield
         finally:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            _drop_send_locks(self._lock_fd, held)
 
     @property
     def journal_mode(self) -> str:
@@ -492,23 +557,32 @@ class Store:
         with self._conn:
             self._conn.executemany(_INSERT, (_row(key, res, now) for key, res in rows))
 
-    def recover_interrupted(self) -> Reservations:
+    def recover_interrupted(self, datasets: Iterable[str] | None = None) -> Reservations:
         """Move reservations left by a process that died into ``interrupted``.
 
-        Call it holding the writer lock (:meth:`sending`): then no other process has calls
-        in flight, so every row still in ``pending`` belongs to a run that was killed.
-        Returns how many there were and the most they could have cost.
+        Call it holding the writer lock of the same datasets (:meth:`sending`): then no
+        other process has calls of them in flight, so every such row still in ``pending``
+        belongs to a run that was killed. ``None`` means every dataset. Returns how many
+        there were and the most they could have cost.
         """
+        where, args = "", ()
+        if datasets is not None:
+            names = sorted(set(datasets))
+            where = f" WHERE dataset IN ({','.join('?' * len(names))})"
+            args = tuple(names)
         with self._conn:
-            found = self._reservations("pending")
+            n, usd = self._conn.execute(
+                f"SELECT COUNT(*), COALESCE(SUM(bound), 0) FROM pending{where}", args
+            ).fetchone()
+            found = Reservations(int(n), float(usd))
             if found.calls:
                 self._conn.execute(
                     "INSERT INTO interrupted (key, dataset, item, model, seed, bound, "
                     "started_at, found_at) SELECT key, dataset, item, model, seed, bound, "
-                    "started_at, ? FROM pending",
-                    (utc_now(),),
+                    f"started_at, ? FROM pending{where}",
+                    (utc_now(), *args),
                 )
-                self._conn.execute("DELETE FROM pending")
+                self._conn.execute(f"DELETE FROM pending{where}", args)
         return found
 
     # -- reading ---------------------------------------------------------------------------
