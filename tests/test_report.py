@@ -93,6 +93,16 @@ def test_headlines_keep_the_order_the_notebook_states_them(tmp_path: Path) -> No
     assert "Δρ" in (tmp_path / "run" / "headlines.json").read_text(encoding="utf-8")
 
 
+def scoring_report(work: Path, eva: Path, ceiling: float, *, lanes: int):
+    """The parsed `report --score` of both runs under ``ceiling``, scored in ``lanes``."""
+    work.mkdir()
+    path = runs_file(work, eva, max_cost=ceiling)
+    return build_parser().parse_args(
+        ["report", "--runs-file", str(path), "--profile", "p", "--score", "--only", "00",
+         "--outputs", str(work / "outputs"), "--score-lanes", str(lanes)]
+    )  # fmt: skip
+
+
 @pytest.mark.timeout(240)
 def test_report_score_shares_the_profile_ceiling(sim_server, tmp_path: Path, monkeypatch):
     """`report --score` scores two runs; their spend together stays under the profile's
@@ -120,12 +130,7 @@ def test_report_score_shares_the_profile_ceiling(sim_server, tmp_path: Path, mon
     # room for all of the first run and half of the second
     ceiling = spend + bound + spend / 2
     work = tmp_path / "work"
-    work.mkdir()
-    path = runs_file(work, eva, max_cost=ceiling)
-    args = build_parser().parse_args(
-        ["report", "--runs-file", str(path), "--profile", "p", "--score", "--only", "00",
-         "--outputs", str(work / "outputs")]
-    )  # fmt: skip
+    args = scoring_report(work, eva, ceiling, lanes=1)
     # (--only that matches no notebook is an error now; scoring stops before any notebook)
     with pytest.raises(SystemExit, match="r-b: the budget stopped the run \\(profile 'p' max_cost"):
         report_command(args)
@@ -134,3 +139,41 @@ def test_report_score_shares_the_profile_ceiling(sim_server, tmp_path: Path, mon
         assert by_dataset.size()["a"] == len(specs)  # the first run completed
         assert 0 < by_dataset.size()["b"] < len(specs)  # the second one was stopped
         assert store.spend() <= ceiling
+
+
+@pytest.mark.timeout(300)
+def test_runs_scored_side_by_side_split_the_ceiling(sim_server, tmp_path: Path, monkeypatch):
+    """Two lanes score two datasets at once in two processes; with room for both they
+    overlap and complete, and with room for 1.5 runs each lane stops at its half, so the
+    spend together still stays under the profile's max_cost."""
+    from test_scoring_cli import write_eva
+
+    from judgepanel.report.timings import TIMINGS_FILE
+    from judgepanel.studies import score_run
+
+    monkeypatch.setenv("OPENAI_BASE_URL", sim_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
+    eva = write_eva(tmp_path / "eva")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    spend = score_run("r-a", runs_file=runs_file(scratch, eva), progress=False).spend
+    for name, ceiling in (("room", 100.0), ("tight", 1.5 * spend)):
+        work = tmp_path / name
+        args = scoring_report(work, eva, ceiling, lanes=2)
+        if name == "room":
+            report_command(args)
+            steps = json.loads((work / "outputs" / TIMINGS_FILE).read_text())["steps"]
+            a, b = (s for s in steps if s["phase"] == "scoring")
+            assert a["start"] < b["end"] and b["start"] < a["end"]  # side by side
+            assert a["calls"] == b["calls"] > 0
+            full = a["calls"]
+        else:
+            with pytest.raises(
+                SystemExit, match=r"the budget stopped the run \(profile 'p' max_cost share"
+            ):
+                report_command(args)
+        with Store(work / "store.sqlite", readonly=True) as store:
+            assert store.spend() <= ceiling
+            sizes = store.frame(columns=["dataset", "cost"]).groupby("dataset").size()
+        if name == "tight":  # neither lane could finish on its half
+            assert 0 < sizes["a"] < full and 0 < sizes["b"] < full

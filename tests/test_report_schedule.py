@@ -53,31 +53,37 @@ def test_a_run_starts_when_its_data_is_scored_while_later_runs_still_score() -> 
     rec = Recorder()
     lines: list[str] = []
     pool = JobPool(jobs, 2, rec, unscored={EVA, PARA}, echo=lines.append)
-    pool.scoring(True)
+    pool.scoring(1)
     time.sleep(0.3)
     assert not rec.spans and not lines  # nothing is scored yet
     pool.scored({EVA})  # para is still scoring: eva's notebook runs beside it
     time.sleep(0.4)
     assert list(rec.spans) == ["eva/01"]
     pool.scored({PARA})
-    pool.scoring(False)
+    pool.scoring(0)
     results = pool.wait()
     assert [r.notebook for r in results] == ["eva/01", "para/01"]
     assert lines[0] == "[1/2] started eva/01"
     assert lines[1] == "[1/2] eva/01     0.1 s  ok"  # the seconds the step reported
 
 
-def test_a_notebook_that_may_score_waits_for_the_end_of_all_scoring() -> None:
-    """The store admits one sender: 00_scoring beside the report's scoring would fail."""
-    jobs = [Job(0, "eva/00", frozenset({EVA}), writes=True), Job(1, "vab/05", frozenset())]
+def test_a_notebook_that_may_score_runs_beside_the_scoring_of_other_datasets() -> None:
+    """The store admits one sender per dataset: 00_scoring of a scored dataset may resume
+    its plan while the report scores another one, and waits while its own is scored."""
+    jobs = [
+        Job(0, "eva/00", frozenset({EVA}), writes=True),
+        Job(1, "para/00", frozenset({PARA}), writes=True),
+    ]
     rec = Recorder(0.05)
-    pool = JobPool(jobs, 3, rec, echo=lambda _: None)
-    pool.scoring(True)  # eva is scored, a later run is still scoring
+    pool = JobPool(jobs, 3, rec, unscored={EVA, PARA}, echo=lambda _: None)
+    pool.scoring(1)
+    pool.scored({EVA})  # para is still being scored
     time.sleep(0.4)
-    assert list(rec.spans) == ["vab/05"]
-    pool.scoring(False)
+    assert list(rec.spans) == ["eva/00"]
+    pool.scored({PARA})
+    pool.scoring(0)
     pool.wait()
-    assert list(rec.spans) == ["vab/05", "eva/00"]
+    assert list(rec.spans) == ["eva/00", "para/00"]
 
 
 @pytest.mark.parametrize("slots", [1, 2, 3])
@@ -85,10 +91,10 @@ def test_scoring_takes_one_of_the_slots(slots: int) -> None:
     jobs = [Job(i, f"nb{i}", frozenset({EVA})) for i in range(12)]
     rec = Recorder(0.2)
     pool = JobPool(jobs, slots, rec, unscored={PARA}, echo=lambda _: None)
-    pool.scoring(True)  # para is being scored; the jobs read eva only
+    pool.scoring(1)  # para is being scored; the jobs read eva only
     time.sleep(0.5)
     during, rec.peak = rec.peak, rec.active
-    pool.scoring(False)
+    pool.scoring(0)
     pool.wait()
     assert during == slots - 1  # one job at most slots - 1 ran beside the scoring
     assert rec.peak == slots  # then every slot is used (jobs are left: 12 x 0.2 s)
@@ -243,3 +249,21 @@ def test_a_failing_notebook_does_not_stop_the_others(small_project, tmp_path, mo
     assert "error: test-eva/00_scoring.ipynb: cell" in err
     assert (tmp_path / "out" / "test-para" / "tables" / "coverage.csv").exists()
     assert "failed" in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_scoring_releases_shared_datasets_early() -> None:
+    """The run over two datasets is scored first, so each one-dataset run releases its
+    dataset when it ends instead of after every later step."""
+    from types import SimpleNamespace
+
+    from judgepanel.report.steps import release_order
+
+    profile = SimpleNamespace(name="p")
+
+    def run(name: str, *datasets: str) -> SimpleNamespace:
+        return SimpleNamespace(name=name, profile=profile, datasets=datasets)
+
+    steps = [run("eva", "eva"), run("para", "para"), run("temp", "eva", "para"), run("vab", "vab")]
+    assert [r.name for r in release_order(steps)] == ["temp", "eva", "para", "vab"]
+    alone = [run("vab", "vab"), run("visionq", "visionq")]
+    assert [r.name for r in release_order(alone)] == ["vab", "visionq"]

@@ -207,7 +207,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs",
         type=int,
         metavar="N",
-        help="notebooks executed at once, scoring counted as one (default: the usable cores)",
+        help="notebooks executed at once, each scoring process counted as one (default: the "
+        "usable cores)",
+    )
+    report.add_argument(
+        "--score-lanes",
+        type=int,
+        metavar="N",
+        help="runs scored side by side, each in its own process (default: 2 for simulated "
+        "profiles on 2+ cores, else 1)",
     )
 
     listing = sub.add_parser("list", help="profiles, runs, datasets and notebooks")
@@ -454,6 +462,7 @@ def report_command(args: argparse.Namespace) -> int:
             quick=getattr(args, "quick", False),
             progress=not getattr(args, "no_progress", True),
             jobs=getattr(args, "jobs", None),
+            score_lanes=getattr(args, "score_lanes", None),
         )
         config = load_config(args.runs_file)
         selected(config, request)  # an unknown run, a mismatch or an empty --only stop here

@@ -247,7 +247,11 @@ class ReportRequest:
         overrides: notebook parameters set for this command (``-p key=value``).
         quick: the pages say that this is a quick run of shrunk worlds.
         progress: show each notebook's cells as they run.
-        jobs: notebooks executed at once, scoring counted as one (default: usable cores).
+        jobs: notebooks executed at once, each scoring process counted as one (default:
+            usable cores).
+        score_lanes: runs scored side by side in worker processes (default: two when the
+            runs' profiles are simulated and two cores are usable, else one; against a
+            remote endpoint the endpoint, not the client, bounds the rate).
     """
 
     profile: str = "demo"
@@ -261,6 +265,7 @@ class ReportRequest:
     quick: bool = False
     progress: bool = False
     jobs: int | None = None
+    score_lanes: int | None = None
 
 
 def selected(config: Config, request: ReportRequest) -> list[tuple[Run, list[str]]]:
@@ -388,7 +393,10 @@ def run_report(request: ReportRequest) -> int:
             echo=lambda line: print(line, flush=True),
         )
         try:
-            score_and_release(config, runs, pool, timings, score=request.score)
+            lanes = request.score_lanes
+            if lanes is None:
+                lanes = min(2, slots) if all(r.profile.simulated for r in runs) else 1
+            score_and_release(config, runs, pool, timings, score=request.score, lanes=lanes)
             results = pool.wait()
         except BaseException:
             pool.close()  # the steps already running finish; no other one starts

@@ -6,7 +6,8 @@ its own (papermill starts a kernel per notebook; an explorer is built in a worke
 process), so a thread that waits on one costs nothing; the number running at once is
 bounded by the cores the report may use (``report --jobs``), and scoring, which runs in
 the report's own process and keeps about one core busy, counts as one of them while it
-lasts.
+lasts. The store admits one sender per dataset, so a notebook that may score starts once
+its own datasets are scored, while the report still scores others.
 
 What orders the notebooks is the data they read. Within a run they write different tables
 and figures (the files they share, ``headlines.json`` and ``notebooks.json``, are updated
@@ -108,7 +109,7 @@ def chain_seconds(jobs: list[Job]) -> dict[int, float]:
 
 
 class JobPool:
-    """Runs jobs on threads, at most ``slots`` at once (one fewer while scoring).
+    """Runs jobs on threads, at most ``slots`` at once (fewer by the scoring processes).
 
     The report's main thread scores and tells the pool which datasets are done
     (:meth:`scored`); each finished job starts the next ready one. With one slot the jobs
@@ -136,7 +137,7 @@ class JobPool:
         self._execute = execute
         self._echo = echo
         self._unscored = set(unscored)
-        self._scoring = False
+        self._scoring = 0
         self._closed = False
         self._running = 0
         self._shown = sum(j.shown for j in jobs)
@@ -154,10 +155,10 @@ class JobPool:
             (lambda j: (chain[j.index], -j.index)) if slots > 1 else (lambda j: (0.0, -j.index))
         )
 
-    def scoring(self, active: bool) -> None:
-        """Say that scoring runs (it takes one slot) or has ended."""
+    def scoring(self, lanes: int) -> None:
+        """Say how many scoring processes run now (each takes one slot); 0 when it ended."""
         with self._cond:
-            self._scoring = active
+            self._scoring = int(lanes)
             self._dispatch()
 
     def scored(self, keys: Iterable[DataKey]) -> None:
@@ -173,7 +174,7 @@ class JobPool:
             RuntimeError: a job raised (after the others ended), or jobs wait on each other.
         """
         with self._cond:
-            self._scoring = False
+            self._scoring = 0
             self._unscored.clear()
             self._dispatch()
             while len(self._done) < len(self._jobs):
@@ -197,20 +198,16 @@ class JobPool:
             thread.join()
 
     def _ready(self) -> list[Job]:
-        # A job that may send calls waits for the end of all scoring: the store admits one
-        # sender at a time, and the report's scoring is one.
+        # A job that may send calls needs only its own datasets scored: the store admits one
+        # sender per dataset, and the report's scoring has released them.
         return [
-            j
-            for j in self._pending
-            if j.reads.isdisjoint(self._unscored)
-            and j.after <= self._done
-            and not (j.writes and self._scoring)
+            j for j in self._pending if j.reads.isdisjoint(self._unscored) and j.after <= self._done
         ]
 
     def _dispatch(self) -> None:
         """Start ready jobs while a slot is free (the caller holds the lock)."""
         while not self._closed:
-            free = self._slots - self._running - (1 if self._scoring else 0)
+            free = self._slots - self._running - self._scoring
             ready = self._ready()
             if free < 1 or not ready:
                 return

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, replace
+from multiprocessing import get_context
 from pathlib import Path
 
 from judgepanel.core.client import RunSummary
@@ -40,6 +43,23 @@ def scoring_steps(runs: list[Run]) -> list[Run]:
             seen |= keys
             steps.append(run)
     return steps
+
+
+def release_order(steps: list[Run]) -> list[Run]:
+    """The scoring steps in the order that releases datasets early: a step that writes
+    datasets other steps also write goes first (the most shared first), the rest keep their
+    order.
+
+    A dataset's notebooks wait for the last step that writes it; with a run over two
+    datasets (the temperature grid over EVA and PARA) scored last, neither would be released
+    before the end of every step before it.
+    """
+
+    def shared(run: Run) -> int:
+        keys = data_keys(run)
+        return sum(1 for other in steps if other is not run and keys & data_keys(other))
+
+    return sorted(steps, key=lambda run: -shared(run))
 
 
 def data_keys(run: Run) -> frozenset[DataKey]:
@@ -134,18 +154,131 @@ def report_steps(
 
 
 def score_and_release(
-    config: Config, runs: list[Run], pool: JobPool, timings: Timings, *, score: bool
+    config: Config,
+    runs: list[Run],
+    pool: JobPool,
+    timings: Timings,
+    *,
+    score: bool,
+    lanes: int = 1,
 ) -> None:
-    """Score the runs in order; a dataset's explorer and notebooks may start once the last
-    run scoring it is over."""
-    steps = scoring_steps(runs) if score else []
+    """Score the runs (shared datasets first, see :func:`release_order`); a dataset's explorer
+    and notebooks may start once the last run scoring it is over.
+
+    With ``lanes`` above one, runs that write different datasets are scored side by side,
+    each in a worker process of its own (the store admits one sender per dataset, and one
+    client process keeps about one core busy against a local endpoint). A run waits for
+    every earlier run that writes one of its datasets, so the order of :func:`release_order`
+    still decides which datasets are released first. Runs scored at once split the
+    profile's ``max_cost`` that is left: each gets an equal share of what the running ones
+    have not reserved, so together they never exceed it.
+    """
+    steps = release_order(scoring_steps(runs)) if score else []
     last = {key: run for run in steps for key in data_keys(run)}
     pool.scored(set().union(*map(data_keys, runs)) - set(last))
-    pool.scoring(bool(steps))
     spent: dict[str, float] = {}
-    for run in steps:
-        with timings.step("scoring", run=run.name, datasets=list(run.datasets)) as record:
-            summary = score_step(config, run, spent)
-            record.update(calls=summary.sent, planned=summary.planned, skipped=summary.skipped)
-        pool.scored({key for key, at in last.items() if at is run})
-    pool.scoring(False)
+    if lanes <= 1 or len(steps) <= 1:
+        pool.scoring(1 if steps else 0)
+        for run in steps:
+            with timings.step("scoring", run=run.name, datasets=list(run.datasets)) as record:
+                summary = score_step(config, run, spent)
+                record.update(calls=summary.sent, planned=summary.planned, skipped=summary.skipped)
+            pool.scored({key for key, at in last.items() if at is run})
+        pool.scoring(0)
+        return
+    _score_in_lanes(config, steps, last, pool, timings, lanes, spent)
+
+
+def _score_in_lanes(
+    config: Config,
+    steps: list[Run],
+    last: dict[DataKey, Run],
+    pool: JobPool,
+    timings: Timings,
+    lanes: int,
+    spent: dict[str, float],
+) -> None:
+    """Score ``steps`` in up to ``lanes`` worker processes (see :func:`score_and_release`)."""
+    pending = list(steps)
+    running: dict[Future[RunSummary], tuple[Run, float, float | None]] = {}
+    failure: BaseException | None = None
+    with ProcessPoolExecutor(max_workers=lanes, mp_context=get_context("spawn")) as workers:
+        while pending or running:
+            for run in list(pending) if failure is None else []:
+                if len(running) >= lanes:
+                    break
+                keys = data_keys(run)
+                earlier = pending[: pending.index(run)] + [r for r, _, _ in running.values()]
+                if any(keys & data_keys(other) for other in earlier):
+                    continue
+                ceiling = _lane_ceiling(run, running.values(), spent, lanes - len(running))
+                print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
+                future = workers.submit(score_in_worker, str(config.path), run.name, ceiling)
+                running[future] = (run, timings.now(), ceiling)
+                pending.remove(run)
+            pool.scoring(len(running))
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                run, start, ceiling = running.pop(future)
+                timings.record("scoring", start, run=run.name, datasets=list(run.datasets)).update(
+                    _summary_fields(future)
+                )
+                try:
+                    summary = future.result()
+                    spent[run.profile.name] = spent.get(run.profile.name, 0.0) + summary.spend
+                    _close_step(config, run, summary, ceiling)
+                except BaseException as exc:  # the other lane ends first; nothing new starts
+                    if failure is None:
+                        failure = exc
+                    else:  # raised below is the first; this one is printed
+                        print(f"error: {exc}", file=sys.stderr, flush=True)
+                    continue
+                pool.scored({key for key, at in last.items() if at is run})
+    pool.scoring(0)
+    if failure is not None:
+        raise failure
+
+
+def _summary_fields(future: Future[RunSummary]) -> dict[str, int]:
+    if future.exception() is not None:
+        return {}
+    summary = future.result()
+    return {"calls": summary.sent, "planned": summary.planned, "skipped": summary.skipped}
+
+
+def _lane_ceiling(
+    run: Run,
+    running: Iterable[tuple[Run, float, float | None]],
+    spent: dict[str, float],
+    free_lanes: int,
+) -> float | None:
+    """A run's share of its profile's ``max_cost``: what the finished runs spent and the
+    running ones reserved is taken off, and the rest is split over the free lanes."""
+    profile = run.profile
+    if profile.max_cost <= 0:
+        return None
+    reserved = sum(c or 0.0 for r, _, c in running if r.profile.name == profile.name)
+    left = max(0.0, profile.max_cost - spent.get(profile.name, 0.0) - reserved)
+    return left / max(1, free_lanes)
+
+
+def score_in_worker(runs_file: str, run_name: str, max_cost: float | None) -> RunSummary:
+    """Score one run in a worker process (its lines are printed by the report)."""
+    return score_run(run_name, runs_file=runs_file, max_cost=max_cost, progress=False)
+
+
+def _close_step(config: Config, run: Run, summary: RunSummary, ceiling: float | None) -> None:
+    """Print a run's result; stop the report if the run was cut short."""
+    print(f"{run.name}: {summary.line()}", flush=True)
+    resume = shlex.join(["judgepanel", "score", "--run", run.name, "--runs-file", str(config.path)])
+    ceilings = {
+        f"profile {run.profile.name!r} max_cost share": ceiling,
+        "max_total_cost": run.profile.max_total_cost or None,
+    }
+    note = closing_note(summary, resume, ceilings)
+    if summary.aborted or summary.stopped_by_budget:
+        raise SystemExit(f"{run.name}: {note}")
+    if note:
+        print(note, flush=True)

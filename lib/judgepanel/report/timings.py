@@ -49,6 +49,15 @@ class Timings:
             with self._lock:
                 self._steps.append(record)
 
+    def record(self, phase: str, start: float, **fields: Any) -> dict[str, Any]:
+        """Record a step that began at ``start`` (seconds since the command) and ends now."""
+        end = self.now()
+        record: dict[str, Any] = {"phase": phase, **fields}
+        record.update(start=round(start, 3), end=round(end, 3), seconds=round(end - start, 3))
+        with self._lock:
+            self._steps.append(record)
+        return record
+
     def steps(self) -> list[dict[str, Any]]:
         """The steps recorded so far, by start time."""
         with self._lock:
