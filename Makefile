@@ -25,6 +25,8 @@ FORCE ?=
 # JOBS=N: notebooks (and call explorers) `report` executes at once, scoring counted as one;
 # by default the cores this machine lets it use.
 JOBS ?=
+# The cores data generation may use (worlds are written side by side).
+CORES ?= $(shell nproc 2>/dev/null || echo 1)
 # The worlds `data` writes and the datasets it imports comparator scores for (the benchmark
 # of the report sets them to time each step; empty means none).
 WORLDS ?= eva,para,vab,visionq
@@ -44,14 +46,15 @@ $(STAMP): pyproject.toml
 
 data: setup
 	$(if $(WORLDS),$(JP) data synth --out data/synth --n-images $(N_IMAGES) --seed $(SEED) \
-		$(QUICK_FLAG) --only $(WORLDS) --replace-changed $(if $(FORCE),--force))
-	@# stand-in comparator scores from image statistics (data/README.md: real IAA models)
-	for w in $(COMPARATORS); do \
-	  $(BIN)/python -m judgepanel_sim.world.comparators --dataset $$w:data/synth/synth-$$w \
-	    --out data/synth/comparators/$$w.raw.csv && \
-	  $(JP) import scores data/synth/comparators/$$w.raw.csv --dataset $$w:data/synth/synth-$$w \
-	    --out data/synth/comparators/$$w.csv || exit 1; \
-	done
+		$(QUICK_FLAG) --only $(WORLDS) --replace-changed $(if $(FORCE),--force) --jobs $(CORES))
+	@# stand-in comparator scores from image statistics (data/README.md: real IAA models),
+	@# one dataset per process at once; any failure fails the target
+	pids=(); for w in $(COMPARATORS); do \
+	  ( $(BIN)/python -m judgepanel_sim.world.comparators --dataset $$w:data/synth/synth-$$w \
+	      --out data/synth/comparators/$$w.raw.csv && \
+	    $(JP) import scores data/synth/comparators/$$w.raw.csv --dataset $$w:data/synth/synth-$$w \
+	      --out data/synth/comparators/$$w.csv ) & pids+=($$!); \
+	done; for p in "$${pids[@]}"; do wait $$p || exit 1; done
 
 report: data
 	$(JP) report --profile $(PROFILE) --start-sim --score $(QUICK_FLAG) $(if $(JOBS),--jobs $(JOBS))

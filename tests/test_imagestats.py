@@ -165,3 +165,26 @@ def test_describe_lists_every_statistic():
     d = ims.describe()
     assert list(d["statistic"]) == list(ims.F11) and len(d) == 11
     assert d["definition"].str.len().min() > 20
+
+
+def test_two_processes_filling_the_cache_keep_each_others_rows(tmp_path, monkeypatch):
+    """Two datasets' comparators run at once: the second read the cache before the first
+    wrote it, and its write must not drop the first one's rows."""
+    images = []
+    for name, level in (("a", 40), ("b", 200)):
+        p = tmp_path / f"{name}.png"
+        Image.fromarray(grey(level)).save(p)
+        images.append(pd.DataFrame({"image_id": [name], "path": [str(p)]}))
+    cache = tmp_path / "cache"
+    empty = ims._load_cache(cache)
+    ims.image_stats_table(images[0], cache_dir=cache)
+    real, reads = ims._load_cache, []
+
+    def read_before_the_other_wrote(folder):
+        reads.append(folder)
+        return empty if len(reads) == 1 else real(folder)
+
+    monkeypatch.setattr(ims, "_load_cache", read_before_the_other_wrote)
+    ims.image_stats_table(images[1], cache_dir=cache)
+    kept = pd.read_parquet(next(cache.glob("imagestats-v*.parquet")))
+    assert sorted(kept["mean_luminance"].round(4)) == [round(40 / 255, 4), round(200 / 255, 4)]

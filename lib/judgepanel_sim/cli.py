@@ -32,6 +32,9 @@ def build_parser(prog: str = "python -m judgepanel_sim") -> argparse.ArgumentPar
         action="store_true",
         help="rewrite the worlds made with other parameters; keep the others",
     )
+    synth.add_argument(
+        "--jobs", type=int, default=1, help="worlds written at once, each in its own process"
+    )
 
     pool = sub.add_parser("pool", help="the calibration pool: rendered, scored in-process, rated")
     pool.add_argument("--out", type=Path, required=True, help="folder to write into")
@@ -72,6 +75,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m judgepanel_sim") 
             force=args.force,
             quick=args.quick,
             replace_changed=args.replace_changed,
+            jobs=args.jobs,
         )
     if args.command == "pool":
         from judgepanel_sim.pool import pool_command  # renders and scores: heavy, only here

@@ -19,6 +19,7 @@ import json
 import shutil
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -576,13 +577,16 @@ def write_worlds(
     force: bool = False,
     quick: bool = False,
     replace_changed: bool = False,
+    jobs: int = 1,
     log=print,
 ) -> dict[str, Path]:
     """Write the selected worlds into ``out``; complete worlds are kept unless ``force``.
 
     ``quick`` shrinks the VAB and VisionQ worlds (:data:`QUICK_SIZES`); ``replace_changed``
     rewrites a world made with other parameters instead of refusing, so a changed
-    ``N_IMAGES`` or ``QUICK`` regenerates exactly the worlds it changes.
+    ``N_IMAGES`` or ``QUICK`` regenerates exactly the worlds it changes. ``jobs`` worlds
+    are written at once, each in a worker process (a world is drawn from its own seed and
+    written to its own folder, so the files are the same either way).
 
     Raises:
         ValueError: an unknown world name, or an existing world made with other
@@ -596,6 +600,7 @@ def write_worlds(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
+    todo: list[str] = []
     for kind in WORLDS_ORDER:
         if kind not in only:
             continue
@@ -619,13 +624,30 @@ def write_worlds(
                 written[kind] = folder
                 continue
             log(f"{folder}: made with {made}, rewriting it for {params}")
-        start = time.perf_counter()
-        if kind in WORLDS:
-            written[kind] = write_world(WORLDS[kind], out, n_images, seed)
-        else:
-            written[kind] = _write_external(kind, out, seed, quick)
-        log(f"{folder}: written in {time.perf_counter() - start:.1f} s")
-    return written
+        todo.append(kind)
+    if jobs > 1 and len(todo) > 1:
+        with ProcessPoolExecutor(
+            max_workers=min(jobs, len(todo)), initializer=_keep_freed_memory
+        ) as pool:
+            futures = {k: pool.submit(_write_one, k, out, n_images, seed, quick) for k in todo}
+            for kind, future in futures.items():
+                written[kind], seconds = future.result()
+                log(f"{written[kind]}: written in {seconds:.1f} s")
+    else:
+        for kind in todo:
+            written[kind], seconds = _write_one(kind, out, n_images, seed, quick)
+            log(f"{written[kind]}: written in {seconds:.1f} s")
+    return {k: written[k] for k in WORLDS_ORDER if k in written}
+
+
+def _write_one(kind: str, out: Path, n_images: int, seed: int, quick: bool) -> tuple[Path, float]:
+    """Write one world; returns its folder and the seconds it took."""
+    start = time.perf_counter()
+    if kind in WORLDS:
+        folder = write_world(WORLDS[kind], out, n_images, seed)
+    else:
+        folder = _write_external(kind, out, seed, quick)
+    return folder, time.perf_counter() - start
 
 
 def _keep_freed_memory() -> None:
@@ -659,6 +681,7 @@ def synth_command(
     force: bool,
     quick: bool = False,
     replace_changed: bool = False,
+    jobs: int = 1,
 ) -> int:
     """``judgepanel data synth``: write the synthetic worlds (see `write_worlds`)."""
     _keep_freed_memory()
@@ -672,6 +695,7 @@ def synth_command(
             force=force,
             quick=quick,
             replace_changed=replace_changed,
+            jobs=jobs,
         )
     except (ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -17,6 +17,7 @@ not recompute it and changing its content does.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import math
 import os
@@ -247,12 +248,23 @@ def _load_cache(cache_dir: Path | None) -> pd.DataFrame:
     return pd.read_parquet(_cache_file(cache_dir)).set_index("digest")
 
 
-def _save_cache(cache_dir: Path, table: pd.DataFrame) -> None:
+def _save_cache(cache_dir: Path, fresh: pd.DataFrame) -> None:
+    """Add ``fresh`` rows to the cache file.
+
+    Under a lock, the file is read again and merged, so two processes filling the cache at
+    once (two datasets' comparators) keep each other's rows.
+    """
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = _cache_file(cache_dir)
-    tmp = target.with_suffix(f".tmp{os.getpid()}")
-    table.reset_index().to_parquet(tmp, index=False)
-    tmp.replace(target)  # atomic: a reader never sees half a file
+    with open(target.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        current = _load_cache(cache_dir)
+        table = fresh
+        if len(current):
+            table = pd.concat([current, fresh[~fresh.index.isin(current.index)]])
+        tmp = target.with_suffix(f".tmp{os.getpid()}")
+        table.reset_index().to_parquet(tmp, index=False)
+        tmp.replace(target)  # atomic: a reader never sees half a file
 
 
 def image_stats_table(
@@ -287,7 +299,7 @@ def image_stats_table(
         fresh = pd.DataFrame(computed, index=pd.Index([d for d, _ in todo], name="digest"))
         cached = pd.concat([cached, fresh[list(F11)]]) if len(cached) else fresh[list(F11)]
         if cache is not None:
-            _save_cache(cache, cached)
+            _save_cache(cache, fresh[list(F11)])
     out = cached.loc[digests, list(F11)].astype(float)
     out.index = pd.Index(images["image_id"].astype(str).tolist(), name="image_id")
     return out
