@@ -33,17 +33,32 @@ def _timed(cmd: list[str]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fresh", action="store_true", help="remove the pool first")
+    parser.add_argument(
+        "--n-images", type=int, default=3000, help="pool size (the Makefile's CAL_IMAGES)"
+    )
     args = parser.parse_args()
     if args.fresh and POOL.exists():
         shutil.rmtree(POOL)
     load_before = os.getloadavg()
     bin_dir = Path(sys.executable).parent
     pool_s = _timed(
-        [sys.executable, "-m", "judgepanel_sim", "pool", "--out", str(POOL), "--jobs", "2"]
+        [
+            sys.executable,
+            "-m",
+            "judgepanel_sim",
+            "pool",
+            "--out",
+            str(POOL),
+            "--jobs",
+            "2",
+            "--n-images",
+            str(args.n_images),
+        ]
     )
     report_s = _timed([str(bin_dir / "judgepanel"), "report", "--profile", "calibration"])
     total = pool_s + report_s
     result = {
+        "n_images": args.n_images,
         "pool_s": round(pool_s, 1),
         "notebook_s": round(report_s, 1),
         "total_s": round(total, 1),

@@ -53,7 +53,7 @@ PREDECLARED: tuple[str, ...] = ("aurora", "basalt", "cobalt")
 DESIGN = ScoringDesign(holistic_k=25, dimension_r=3, temperature=0.3)
 
 WORLDS: tuple[Mechanism, ...] = (
-    *(Mechanism(dimension_evidence=s) for s in (0.0, 0.5, 0.8, 0.9, 1.0)),
+    *(Mechanism(dimension_evidence=s) for s in (0.0, 0.5, 0.8, 0.9, 0.95, 0.98, 1.0)),
     Mechanism(dimension_evidence=0.9, rater_noise=0.5),
     Mechanism(dimension_evidence=0.9, rater_noise=2.0),
     Mechanism(dimension_evidence=0.9, shared_error=0.8),
