@@ -3,8 +3,8 @@
 The commit is cloned into a temporary folder (no data, no store, no outputs) and
 `make report` runs there with this checkout's environment, brought up to date first, so
 installing is not timed and the copy never reinstalls the package; the clone's own `lib/`
-comes first on the path, so its code is what runs. The data steps run
-one at a time through the Makefile (each world of `data synth`, each comparator import);
+comes first on the path, so its code is what runs. The data steps run through the
+Makefile, the worlds and then the comparator imports (each as `make data` runs it);
 then `make report` runs and its own record, `outputs/_timings.json`, gives each scoring
 step (seconds, calls sent), each call explorer and each notebook (start, end, seconds).
 
@@ -121,11 +121,13 @@ def measure(commit: str, quick: bool, jobs: int | None) -> dict[str, Any]:
         stepwise = "WORLDS ?=" in (work / "Makefile").read_text()
         started = time.monotonic()
         if stepwise:
-            plan = [("data", f"world {w}", [f"WORLDS={w}", "COMPARATORS="]) for w in WORLDS]
-            plan += [
-                ("data", f"comparators {c}", ["WORLDS=", f"COMPARATORS={c}"]) for c in COMPARATORS
+            # the worlds, then the comparator imports, each as `make data` runs it (side by
+            # side where the Makefile does so)
+            plan = [
+                ("data", "worlds", [f"WORLDS={','.join(WORLDS)}", "COMPARATORS="]),
+                ("data", "comparators", ["WORLDS=", f"COMPARATORS={' '.join(COMPARATORS)}"]),
+                ("report", "make report", ["WORLDS=", "COMPARATORS="]),
             ]
-            plan += [("report", "make report", ["WORLDS=", "COMPARATORS="])]
         else:  # an older Makefile: its data steps cannot be run one by one
             plan = [("report", "make report (with data)", [])]
         # a phase is its make target; all() stops at the first step that fails
@@ -142,6 +144,7 @@ def measure(commit: str, quick: bool, jobs: int | None) -> dict[str, Any]:
         "seconds": round(total, 1),
         "data_s": round(by["data"], 1),
         "scoring_s": round(by["scoring"], 1),
+        "scoring_span_s": span([p for p in inner if p["phase"] == "scoring"]),
         "scoring_calls": sum(p.get("calls", 0) for p in inner),
         "report_s": sum(p["seconds"] for p in phases if p["phase"] == "report"),
         "notebooks_sum_s": round(sum(p["seconds"] for p in notebooks), 1),
@@ -167,7 +170,8 @@ def comparison(before: dict[str, Any], after: dict[str, Any]) -> str:
     old = {key(p): p["seconds"] for p in before["phases"]}
     new = {key(p): p["seconds"] for p in after["phases"]}
     rows = [(f"{k[0]} {k[1]}", old.get(k), new.get(k)) for k in dict.fromkeys([*old, *new])]
-    for total in ("data_s", "scoring_s", "notebooks_sum_s", "notebooks_span_s", "seconds"):
+    totals = ("data_s", "scoring_s", "scoring_span_s", "notebooks_sum_s", "notebooks_span_s")
+    for total in (*totals, "seconds"):
         rows.append((f"total {total}", before.get(total), after.get(total)))
     width = max(len(r[0]) for r in rows)
     lines = [f"{'step':<{width}}  {'before':>8}  {'after':>8}  {'change':>8}"]
