@@ -48,12 +48,12 @@ data: setup
 	$(if $(WORLDS),$(JP) data synth --out data/synth --n-images $(N_IMAGES) --seed $(SEED) \
 		$(QUICK_FLAG) --only $(WORLDS) --replace-changed $(if $(FORCE),--force) --jobs $(CORES))
 	@# stand-in comparator scores from image statistics (data/README.md: real IAA models),
-	@# one dataset per process at once; any failure fails the target
+	@# checked as `judgepanel import scores` checks a file; one process per dataset, side by
+	@# side; any failure fails the target
 	pids=(); for w in $(COMPARATORS); do \
-	  ( $(BIN)/python -m judgepanel_sim.world.comparators --dataset $$w:data/synth/synth-$$w \
-	      --out data/synth/comparators/$$w.raw.csv && \
-	    $(JP) import scores data/synth/comparators/$$w.raw.csv --dataset $$w:data/synth/synth-$$w \
-	      --out data/synth/comparators/$$w.csv ) & pids+=($$!); \
+	  $(BIN)/python -m judgepanel_sim.world.comparators --dataset $$w:data/synth/synth-$$w \
+	    --out data/synth/comparators/$$w.raw.csv --imported data/synth/comparators/$$w.csv & \
+	  pids+=($$!); \
 	done; for p in "$${pids[@]}"; do wait $$p || exit 1; done
 
 report: data

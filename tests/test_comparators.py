@@ -121,3 +121,19 @@ def test_import_command_checks_against_the_dataset(tmp_path, capsys):
     assert main(["import", "scores", str(bad), "--dataset", kind_root, "--out", str(out)]) == 1
     assert "not in the dataset" in capsys.readouterr().err
     assert main(["import", "scores", str(good), "--dataset", "vab:x", "--out", str(out)]) == 1
+
+
+def test_the_demo_writes_what_the_import_command_writes(tmp_path, capsys):
+    """`make data` checks the stand-in scores in the process that computes them; the file
+    is byte for byte what `judgepanel import scores` writes from the same raw CSV."""
+    from test_scoring_cli import write_eva
+
+    from judgepanel_sim.world.comparators import main as stand_in
+
+    kind_root = f"eva:{write_eva(tmp_path / 'eva')}"
+    raw, checked, imported = (tmp_path / n for n in ("raw.csv", "checked.csv", "imported.csv"))
+    args = ["--dataset", kind_root, "--out", str(raw), "--cache", str(tmp_path / "cache")]
+    assert stand_in([*args, "--imported", str(checked)]) == 0
+    assert main(["import", "scores", str(raw), "--dataset", kind_root, "--out", str(imported)]) == 0
+    assert checked.read_bytes() == imported.read_bytes()
+    assert len(pd.read_csv(checked)) == len(pd.read_csv(raw)) > 0

@@ -249,21 +249,3 @@ def test_a_failing_notebook_does_not_stop_the_others(small_project, tmp_path, mo
     assert "error: test-eva/00_scoring.ipynb: cell" in err
     assert (tmp_path / "out" / "test-para" / "tables" / "coverage.csv").exists()
     assert "failed" in (tmp_path / "out" / "index.html").read_text()
-
-
-def test_scoring_releases_shared_datasets_early() -> None:
-    """The run over two datasets is scored first, so each one-dataset run releases its
-    dataset when it ends instead of after every later step."""
-    from types import SimpleNamespace
-
-    from judgepanel.report.steps import release_order
-
-    profile = SimpleNamespace(name="p")
-
-    def run(name: str, *datasets: str) -> SimpleNamespace:
-        return SimpleNamespace(name=name, profile=profile, datasets=datasets)
-
-    steps = [run("eva", "eva"), run("para", "para"), run("temp", "eva", "para"), run("vab", "vab")]
-    assert [r.name for r in release_order(steps)] == ["temp", "eva", "para", "vab"]
-    alone = [run("vab", "vab"), run("visionq", "visionq")]
-    assert [r.name for r in release_order(alone)] == ["vab", "visionq"]

@@ -45,23 +45,6 @@ def scoring_steps(runs: list[Run]) -> list[Run]:
     return steps
 
 
-def release_order(steps: list[Run]) -> list[Run]:
-    """The scoring steps in the order that releases datasets early: a step that writes
-    datasets other steps also write goes first (the most shared first), the rest keep their
-    order.
-
-    A dataset's notebooks wait for the last step that writes it; with a run over two
-    datasets (the temperature grid over EVA and PARA) scored last, neither would be released
-    before the end of every step before it.
-    """
-
-    def shared(run: Run) -> int:
-        keys = data_keys(run)
-        return sum(1 for other in steps if other is not run and keys & data_keys(other))
-
-    return sorted(steps, key=lambda run: -shared(run))
-
-
 def data_keys(run: Run) -> frozenset[DataKey]:
     """The datasets a run reads (and its scoring writes), named with their profile."""
     return frozenset((run.profile.name, name) for name in run.datasets)
@@ -162,18 +145,18 @@ def score_and_release(
     score: bool,
     lanes: int = 1,
 ) -> None:
-    """Score the runs (shared datasets first, see :func:`release_order`); a dataset's explorer
-    and notebooks may start once the last run scoring it is over.
+    """Score the runs in order; a dataset's explorer and notebooks may start once the last
+    run scoring it is over.
 
     With ``lanes`` above one, runs that write different datasets are scored side by side,
     each in a worker process of its own (the store admits one sender per dataset, and one
     client process keeps about one core busy against a local endpoint). A run waits for
-    every earlier run that writes one of its datasets, so the order of :func:`release_order`
-    still decides which datasets are released first. Runs scored at once split the
+    every earlier run that writes one of its datasets, and a later run that writes others
+    takes a free lane meanwhile. Runs scored at once split the
     profile's ``max_cost`` that is left: each gets an equal share of what the running ones
     have not reserved, so together they never exceed it.
     """
-    steps = release_order(scoring_steps(runs)) if score else []
+    steps = scoring_steps(runs) if score else []
     last = {key: run for run in steps for key in data_keys(run)}
     pool.scored(set().union(*map(data_keys, runs)) - set(last))
     spent: dict[str, float] = {}
