@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
@@ -110,8 +111,14 @@ def execute_notebook(
     overrides: dict[str, Any] | None = None,
     quick: bool = False,
     progress: bool = False,
+    render: Callable[..., Path] | None = None,
 ) -> NotebookResult:
-    """Execute one notebook of a run and render it as a report page (also when a cell failed)."""
+    """Execute one notebook of a run and render it as a report page (also when a cell failed).
+
+    ``render`` replaces :func:`render_run_page` (same arguments): the report passes one that
+    renders in a worker process, since the HTML export is pure-Python work that would
+    otherwise hold this process's interpreter while the other notebooks' kernels report.
+    """
     import papermill as pm  # heavy (the Jupyter stack): loaded when a notebook runs
 
     src = _notebook_path(name)
@@ -146,7 +153,9 @@ def execute_notebook(
     seconds = time.monotonic() - started
     html_path = None
     if out_nb.exists():
-        html_path = render_run_page(config, run, out_nb, overrides=overrides, quick=quick)
+        html_path = (render or render_run_page)(
+            config, run, out_nb, overrides=overrides, quick=quick
+        )
     result = NotebookResult(run.name, name, not error, seconds, html_path, error)
     remember(outputs, result)
     return result
@@ -381,6 +390,7 @@ def run_report(request: ReportRequest) -> int:
                     overrides=request.overrides,
                     quick=request.quick,
                     progress=request.progress and slots == 1,
+                    render=lambda *a, **k: workers.submit(render_run_page, *a, **k).result(),
                 )
                 record["ok"] = result.ok
             return result
