@@ -253,7 +253,7 @@ def test_the_explorer_has_a_row_per_item_with_label_thumbnail_and_answers(
 
 def test_a_quick_report_keeps_the_files_and_shrinks_the_repetitions(tmp_path: Path) -> None:
     from judgepanel.core.paths import project_root
-    from judgepanel.report.execute import QUICK_DESIGN, quick_runs_file
+    from judgepanel.report.execute import QUICK_DESIGN, QUICK_PARAMETERS, quick_runs_file
 
     full = load_config(project_root() / "papermill_runs.yaml")
     quick = load_config(quick_runs_file(full, tmp_path / "outputs"))
@@ -266,4 +266,6 @@ def test_a_quick_report_keeps_the_files_and_shrinks_the_repetitions(tmp_path: Pa
         assert small.holistic_k == min(design.holistic_k, QUICK_DESIGN["holistic_k"])
         assert small.dimension_r == min(design.dimension_r, QUICK_DESIGN["dimension_r"])
     assert quick.design("eva").holistic_k < full.design("eva").holistic_k
+    for key, cap in QUICK_PARAMETERS.items():
+        assert quick.parameters[key] == cap
     assert set(quick.runs) == set(full.runs)

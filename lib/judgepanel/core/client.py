@@ -37,10 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx2
-import openai
 from tqdm import tqdm
 
 from judgepanel.core.budget import Budget, CallBound, request_bound
@@ -50,6 +48,10 @@ from judgepanel.core.parsing import numeric_value
 from judgepanel.core.prompts import image_data_url
 from judgepanel.core.retry import MAX_FAILURE_SHARE, RetryDecision, RetryPolicy, classify
 from judgepanel.core.store import CallResult, Store
+
+if TYPE_CHECKING:  # the SDK is imported where a call is sent: analyses never load it
+    import httpx2
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +187,8 @@ def http_transport(timeout: float) -> httpx2.AsyncClient | None:
     cores to a simulator or a local server on the same machine. Without aiohttp the SDK's
     default is used, so a plain ``pip install openai`` setup still works.
     """
+    import openai
+
     try:
         return openai.DefaultAioHttpClient(timeout=timeout)
     except RuntimeError:  # the aiohttp extra is not installed
@@ -459,6 +463,8 @@ class _Runner:
         if seed is not None:
             body["seed"] = seed
         content = encode_body(body)
+        import httpx2
+
         # The SDK timeout bounds each network phase; the outer one bounds the whole
         # attempt, so a server that trickles bytes cannot hold a worker forever.
         async with asyncio.timeout(self.timeout + 1.0):
@@ -478,6 +484,8 @@ class _Runner:
         and answered attempts never exceed ``1 + max_reasks``: the number the budget's
         bound reserved for.
         """
+        import openai
+
         price = self.prices[spec.key.model]
         tally = _Tally(start=time.monotonic(), seed=spec.seed)
         while True:
@@ -783,6 +791,8 @@ async def _send_all(
     policy = policy or RetryPolicy(max_attempts=max_attempts)
     if policy.max_attempts < 1:
         raise ClientError("max_attempts must be at least 1")
+    import openai
+
     client = openai.AsyncOpenAI(
         api_key=key,
         base_url=base_url,

@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import openai
-
 from judgepanel.core.client import API_KEY_ENV, BASE_URL_ENV, scrub
 from judgepanel.core.config import Config, DatasetRef, Profile
 from judgepanel.datasets import DatasetError, load_dataset, load_vab
@@ -61,6 +59,8 @@ def check_models(profile: Profile, base_url: str | None, timeout: float = 20.0) 
         return [Finding("endpoint", False, f"{BASE_URL_ENV} is not set")]
     if not key:
         return [Finding("endpoint", False, f"cannot list models without {API_KEY_ENV}")]
+    import openai  # only a check that talks to the endpoint needs the SDK
+
     try:
         with openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=1) as c:
             served = {m.id for m in c.models.list()}

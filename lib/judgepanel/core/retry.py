@@ -30,9 +30,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
-import aiohttp
-import openai
-
 RETRYABLE_STATUS: frozenset[int] = frozenset({408, 409, 429})
 MAX_FAILURE_SHARE = 0.2
 """The default share of a run's calls that may fail before it stops (``--max-failure-share``):
@@ -122,6 +119,8 @@ def _refused(exc: BaseException) -> bool:
     The SDK's aiohttp transport reports every aiohttp connection error (refused, reset,
     the server gone) as a connect *timeout*; the cause chain still holds the original.
     """
+    import aiohttp
+
     visited: set[int] = set()  # a chain can loop back on itself
     link = exc.__cause__ or exc.__context__
     while link is not None and id(link) not in visited:
@@ -136,6 +135,8 @@ def _refused(exc: BaseException) -> bool:
 
 def classify(exc: BaseException) -> RetryDecision:
     """Map an exception raised by one attempt to a :class:`RetryDecision`."""
+    import openai  # loaded by the client already; analyses that import this never need it
+
     if isinstance(exc, openai.APITimeoutError) and _refused(exc):
         return RetryDecision.transient("connection error")
     if isinstance(exc, openai.APITimeoutError | asyncio.TimeoutError | TimeoutError):

@@ -204,6 +204,9 @@ QUICK_RESAMPLES = 200
 QUICK_DESIGN = {"holistic_k": 5, "dimension_r": 2}
 """A quick report's repetitions: at most these many per image, family and prompt. Its calls
 are the first repetitions of the full design's, so a later full report reuses them."""
+QUICK_PARAMETERS = {"n_partitions": 5, "ceiling_splits": 50, "headroom_resamples": 500}
+"""A quick report's lighter robustness checks (04): fold partitions, split-half ceilings and
+the headroom bootstrap; each notebook receives only those it declares."""
 QUICK_RUNS_FILE = "quick-runs.yaml"
 
 
@@ -231,6 +234,12 @@ def quick_runs_file(config: Config, outputs: Path) -> Path:
         for key, cap in QUICK_DESIGN.items():
             if key in design:
                 design[key] = min(int(design[key]), cap)
+    raw["parameters"] = {**(raw.get("parameters") or {}), **QUICK_PARAMETERS}
+    for run in (raw.get("runs") or {}).values():  # a run's own value may not undo the cap
+        params = run.get("parameters") or {}
+        for key, cap in QUICK_PARAMETERS.items():
+            if key in params:
+                params[key] = min(int(params[key]), cap)
     path = outputs / QUICK_RUNS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")

@@ -77,6 +77,21 @@ def score_step(config: Config, run: Run, spent: dict[str, float]) -> RunSummary:
     return summary
 
 
+TYPICAL_SECONDS = {
+    "00_scoring": 22.0,
+    "01_mtmm_validity": 24.0,
+    "02_input_ablation": 42.0,
+    "03_trio_sweep": 30.0,
+    "04_headroom": 91.0,
+    "05_vab": 46.0,
+    "06_visionq": 24.0,
+    "07_temperature": 17.0,
+}
+"""Seconds each notebook took in a fresh-clone demo report (``bench/bench_report.py``); when
+no earlier report left its own timings, they rank the chains of jobs (the longest starts
+first) and nothing else."""
+
+
 @dataclass(frozen=True)
 class ReportStep:
     """A job of the report after scoring and what it does: build a dataset's call explorer
@@ -129,7 +144,9 @@ def report_steps(
                 data_keys(run),
                 writes=endpoint and may_score(run, name),
                 after=frozenset(links),
-                expected=earlier[name].seconds if name in earlier else 0.0,
+                expected=earlier[name].seconds
+                if name in earlier
+                else TYPICAL_SECONDS.get(name, 0.0),
             )
             steps.append(ReportStep(job, run=run, notebook=name))
     jobs = order_by_data(s.job for s in steps)
