@@ -35,3 +35,21 @@ def test_quick_shrinks_visionq_and_is_remembered(tmp_path: Path) -> None:
     assert 0 < len(questions) < 100
     with pytest.raises(ValueError, match="quick"):
         write_worlds(tmp_path, seed=1, only=("visionq",), log=lambda _: None)
+
+
+def test_a_quick_world_of_another_size_is_rewritten(tmp_path: Path, monkeypatch) -> None:
+    """A quick world's manifest holds its size: when the quick size changes, the world
+    made at the old size counts as changed (rewritten with --replace-changed)."""
+    from judgepanel_sim.world import world as W
+
+    write_worlds(tmp_path, seed=1, only=("visionq",), quick=True, log=lambda _: None)
+    assert _manifest(tmp_path, "synth-visionq")["n_papers"] == W.QUICK_SIZES["visionq"]["n_papers"]
+    monkeypatch.setitem(W.QUICK_SIZES, "visionq", {"n_papers": 3})
+    with pytest.raises(ValueError, match="n_papers"):
+        write_worlds(tmp_path, seed=1, only=("visionq",), quick=True, log=lambda _: None)
+    log: list[str] = []
+    write_worlds(
+        tmp_path, seed=1, only=("visionq",), quick=True, replace_changed=True, log=log.append
+    )
+    assert _manifest(tmp_path, "synth-visionq")["n_papers"] == 3
+    assert any("rewriting" in line for line in log)

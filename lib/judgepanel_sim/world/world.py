@@ -550,8 +550,14 @@ def measure(spec: WorldSpec, sim: SimulatedWorld, folder: Path) -> dict:
     }
 
 
-QUICK_SIZES = {"vab": {"n_tasks": 24}, "visionq": {"n_papers": 12}}
-"""How far ``--quick`` shrinks the VAB and VisionQ worlds (tasks; papers of questions)."""
+QUICK_SIZES = {"vab": {"n_tasks": 16}, "visionq": {"n_papers": 12}}
+"""How far ``--quick`` shrinks the VAB and VisionQ worlds (tasks; papers of questions). A quick
+world's manifest records its size, so a changed size rewrites it."""
+
+
+def _external_params(kind: str, seed: int, quick: bool) -> dict[str, object]:
+    """What a VAB or VisionQ world is made from: its seed, and its size when quick."""
+    return {"seed": seed, "quick": quick, **(QUICK_SIZES[kind] if quick else {})}
 
 
 def _write_external(kind: str, out: Path, seed: int, quick: bool = False) -> Path:
@@ -563,7 +569,7 @@ def _write_external(kind: str, out: Path, seed: int, quick: bool = False) -> Pat
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     writer(tmp, seed, **(QUICK_SIZES[kind] if quick else {}))
-    _write_manifest(out / TRUTH_DIR, f"synth-{kind}", {"seed": seed, "quick": quick})
+    _write_manifest(out / TRUTH_DIR, f"synth-{kind}", _external_params(kind, seed, quick))
     _publish(tmp, final)
     return final
 
@@ -605,8 +611,11 @@ def write_worlds(
         if kind not in only:
             continue
         folder = out / f"synth-{kind}"
-        params: dict[str, object] = {"seed": seed}
-        params.update({"n_images": n_images} if kind in WORLDS else {"quick": quick})
+        params: dict[str, object] = (
+            {"seed": seed, "n_images": n_images}
+            if kind in WORLDS
+            else _external_params(kind, seed, quick)
+        )
         if folder.exists() and not force:
             manifest = _read_manifest(out / TRUTH_DIR, folder.name)
             # Worlds written before quick mode existed are full-size ones.
