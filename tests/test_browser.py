@@ -66,7 +66,7 @@ def quick_report(small_project, tmp_path_factory) -> Path:
     return outputs
 
 
-def test_every_page_reads_well_offline(browser, quick_report: Path) -> None:
+def test_every_page_reads_well_offline(browser, quick_report: Path, small_project) -> None:
     pages = pages_of(quick_report)
     explorers = [p for p in pages if p.parent.name == "explorer"]
     notebooks = [p for p in pages if p.parent.name.startswith("test-")]
@@ -85,6 +85,10 @@ def test_every_page_reads_well_offline(browser, quick_report: Path) -> None:
         html = path.read_text(encoding="utf-8")
         assert "Quick run." in html
         assert str(quick_report) not in html and str(quick_report.parent) not in html
+        # the quick runs file is a copy under outputs; the project's own folder is shown as .
+        assert str(small_project.root) not in html, path.name
+    index = (quick_report / "index.html").read_text(encoding="utf-8")
+    assert str(small_project.root) not in index
     assert len(list(screens.glob("*.png"))) == len(pages)
 
 

@@ -31,7 +31,7 @@ from judgepanel.report.index import (
     write_index,
 )
 from judgepanel.report.launcher import start_sim_server
-from judgepanel.report.page import path_replacements, render_page
+from judgepanel.report.page import path_replacements, render_page, scrub_paths
 from judgepanel.report.provenance import provenance, write_provenance
 from judgepanel.report.schedule import Job, JobPool, usable_cores
 from judgepanel.report.steps import data_keys, report_steps, score_and_release
@@ -168,20 +168,41 @@ def render_run_page(
     *,
     overrides: dict[str, Any] | None = None,
     quick: bool = False,
+    origin: Path | None = None,
 ) -> Path:
-    """Render an executed notebook of ``run`` with the run's provenance and explorer link."""
+    """Render an executed notebook of ``run`` with the run's provenance and explorer link.
+
+    ``origin`` is the folder of the runs file the user named, when ``config`` is a copy
+    written elsewhere (a quick report's): its paths are shown relative to it.
+    """
     outputs = notebook.parent.parent
+    replacements = report_replacements(config, outputs, origin)
     prov = provenance(config, run, project_root(), overrides=overrides, quick=quick)
+    # the record is shown on the index as well as on the page: no machine path in either
+    prov = _scrubbed(prov, replacements)
     explorer = outputs / EXPLORER_DIR / f"{run.profile.name}-{run.datasets[0]}.html"
     if len(run.datasets) == 1 and explorer.exists():
         prov["explorer"] = f"../{EXPLORER_DIR}/{explorer.name}"
     write_provenance(notebook.parent, prov)
-    return render_page(notebook, prov, report_replacements(config, outputs))
+    return render_page(notebook, prov, replacements)
 
 
-def report_replacements(config: Config, outputs: Path) -> list[tuple[str, str]]:
+def _scrubbed(value: Any, replacements: list[tuple[str, str]]) -> Any:
+    """``value`` with every string in it rewritten by :func:`scrub_paths`."""
+    if isinstance(value, str):
+        return scrub_paths(value, replacements)
+    if isinstance(value, dict):
+        return {k: _scrubbed(v, replacements) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_scrubbed(v, replacements) for v in value)
+    return value
+
+
+def report_replacements(
+    config: Config, outputs: Path, origin: Path | None = None
+) -> list[tuple[str, str]]:
     """The absolute locations a page of this report must not show, and what it shows instead."""
-    return path_replacements({outputs: "outputs", config.path.parent: "."})
+    return path_replacements({outputs: "outputs", origin or config.path.parent: "."})
 
 
 def may_score(
@@ -345,6 +366,7 @@ def run_report(request: ReportRequest) -> int:
     slots = usable_cores() if request.jobs is None else request.jobs
     if slots < 1:
         raise ReportError(f"--jobs {slots}: at least one notebook must be able to run")
+    origin = load_config(request.runs_file).path.resolve().parent
     if request.quick:
         request = replace(
             request,
@@ -399,7 +421,9 @@ def run_report(request: ReportRequest) -> int:
                     overrides=request.overrides,
                     quick=request.quick,
                     progress=request.progress and slots == 1,
-                    render=lambda *a, **k: workers.submit(render_run_page, *a, **k).result(),
+                    render=lambda *a, **k: workers.submit(
+                        render_run_page, *a, origin=origin, **k
+                    ).result(),
                 )
                 record["ok"] = result.ok
             return result
