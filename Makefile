@@ -1,7 +1,7 @@
 # judgepanel: two commands on a fresh machine with Python 3.11 and make.
 #   make report   synthetic data, simulated judges, scoring, every notebook, HTML in outputs/
 #   make test     the test suite
-#   make calibrate  the calibration study on planted-effect worlds (notebook 08, ~15 min)
+#   make calibrate  the calibration study on planted-effect worlds (notebook 08, ~9 min)
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV ?= .venv
