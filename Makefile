@@ -22,8 +22,8 @@ N_IMAGES ?= 500
 QUICK_FLAG :=
 endif
 FORCE ?=
-# JOBS=N: notebooks (and call explorers) `report` executes at once, scoring counted as one;
-# by default the cores this machine lets it use.
+# JOBS=N: notebooks (and call explorers) `report` executes at once, each scoring process
+# counted as one; by default the cores this machine lets it use.
 JOBS ?=
 # The cores data generation may use (worlds are written side by side).
 CORES ?= $(shell nproc 2>/dev/null || echo 1)

@@ -342,7 +342,8 @@ def _take_send_locks(fd: int, datasets: list[str] | None, path: Path) -> list[tu
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
             _drop_send_locks(fd, held)
-            what = "calls" if datasets is None else _busy_names(datasets, start)
+            whole = datasets is None or start < 0  # a lock on everything names nothing
+            what = "calls" if whole else _busy_names(datasets, start)
             raise StoreError(
                 f"{path}: another process is sending {what} into this store; "
                 "wait for it to finish (or stop it) and run again"

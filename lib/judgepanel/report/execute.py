@@ -366,21 +366,22 @@ def run_report(request: ReportRequest) -> int:
     slots = usable_cores() if request.jobs is None else request.jobs
     if slots < 1:
         raise ReportError(f"--jobs {slots}: at least one notebook must be able to run")
-    origin = load_config(request.runs_file).path.resolve().parent
+    named = load_config(request.runs_file)
+    origin = named.path.resolve().parent
     if request.quick:
         request = replace(
             request,
-            runs_file=quick_runs_file(load_config(request.runs_file), Path(request.outputs)),
+            runs_file=quick_runs_file(named, Path(request.outputs)),
             overrides={"n_resamples": QUICK_RESAMPLES, **request.overrides},
         )
-    config = load_config(request.runs_file)
+    config = load_config(request.runs_file) if request.quick else named
     chosen = selected(config, request)
     runs = [run for run, _ in chosen]
     outputs = Path(request.outputs).resolve()
     outputs.mkdir(parents=True, exist_ok=True)
 
     timings = Timings()
-    # Explorers are built in worker processes, beside the scoring and the kernels.
+    # Explorers and pages are built in worker processes, beside the scoring and the kernels.
     workers = ProcessPoolExecutor(max_workers=slots, mp_context=get_context("spawn"))
     server = None
     saved_env = {k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}

@@ -4,10 +4,10 @@ at a time.
 The steps are the notebooks and the datasets' call explorers. Each runs in a process of
 its own (papermill starts a kernel per notebook; an explorer is built in a worker
 process), so a thread that waits on one costs nothing; the number running at once is
-bounded by the cores the report may use (``report --jobs``), and scoring, which runs in
-the report's own process and keeps about one core busy, counts as one of them while it
-lasts. The store admits one sender per dataset, so a notebook that may score starts once
-its own datasets are scored, while the report still scores others.
+bounded by the cores the report may use (``report --jobs``), and each scoring process,
+which keeps about one core busy, counts as one of them while it lasts. The store admits
+one sender per dataset, so a notebook that may score starts once its own datasets are
+scored, while the report still scores others.
 
 What orders the notebooks is the data they read. Within a run they write different tables
 and figures (the files they share, ``headlines.json`` and ``notebooks.json``, are updated

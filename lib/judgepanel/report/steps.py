@@ -1,8 +1,9 @@
 """The steps of a report: the runs it scores, then the call explorers and notebooks.
 
-Scoring runs in the report's own process, one run after the other; each plan is scored
-once. The explorers and notebooks are jobs for :class:`~judgepanel.report.schedule.JobPool`,
-each reading the datasets of its run.
+Each plan is scored once: in the report's own process, one run after the other, or in
+worker processes, runs over different datasets side by side. The explorers and notebooks
+are jobs for :class:`~judgepanel.report.schedule.JobPool`, each reading the datasets of its
+run.
 """
 
 from __future__ import annotations
@@ -64,16 +65,7 @@ def score_step(config: Config, run: Run, spent: dict[str, float]) -> RunSummary:
     print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
     summary = score_run(run.name, runs_file=config.path, max_cost=remaining)
     spent[profile.name] = spent.get(profile.name, 0.0) + summary.spend
-    resume = shlex.join(["judgepanel", "score", "--run", run.name, "--runs-file", str(config.path)])
-    ceilings = {
-        f"profile {profile.name!r} max_cost left": remaining,
-        "max_total_cost": profile.max_total_cost or None,
-    }
-    note = closing_note(summary, resume, ceilings)
-    if summary.aborted or summary.stopped_by_budget:
-        raise SystemExit(f"{run.name}: {note}")
-    if note:
-        print(note, flush=True)
+    _close_step(config, run, summary, f"profile {profile.name!r} max_cost left", remaining)
     return summary
 
 
@@ -169,9 +161,9 @@ def score_and_release(
     each in a worker process of its own (the store admits one sender per dataset, and one
     client process keeps about one core busy against a local endpoint). A run waits for
     every earlier run that writes one of its datasets, and a later run that writes others
-    takes a free lane meanwhile. Runs scored at once split the
-    profile's ``max_cost`` that is left: each gets an equal share of what the running ones
-    have not reserved, so together they never exceed it.
+    takes a free lane meanwhile. Runs scored at once split the profile's ``max_cost`` that
+    is left: each gets an equal share of what the running ones have not reserved, over the
+    free lanes that have a run to take, so together they never exceed it.
     """
     steps = scoring_steps(runs) if score else []
     last = {key: run for run in steps for key in data_keys(run)}
@@ -211,7 +203,9 @@ def _score_in_lanes(
                 earlier = pending[: pending.index(run)] + [r for r, _, _ in running.values()]
                 if any(keys & data_keys(other) for other in earlier):
                     continue
-                ceiling = _lane_ceiling(run, running.values(), spent, lanes - len(running))
+                # the free lanes that a run is left to take: the last run gets all that is left
+                sharing = min(lanes - len(running), len(pending))
+                ceiling = _lane_ceiling(run, running.values(), spent, sharing)
                 print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
                 future = workers.submit(score_in_worker, str(config.path), run.name, ceiling)
                 running[future] = (run, timings.now(), ceiling)
@@ -228,7 +222,9 @@ def _score_in_lanes(
                 try:
                     summary = future.result()
                     spent[run.profile.name] = spent.get(run.profile.name, 0.0) + summary.spend
-                    _close_step(config, run, summary, ceiling)
+                    print(f"{run.name}: {summary.line()}", flush=True)
+                    share = f"profile {run.profile.name!r} max_cost share"
+                    _close_step(config, run, summary, share, ceiling)
                 except BaseException as exc:  # the other lane ends first; nothing new starts
                     if failure is None:
                         failure = exc
@@ -255,7 +251,8 @@ def _lane_ceiling(
     free_lanes: int,
 ) -> float | None:
     """A run's share of its profile's ``max_cost``: what the finished runs spent and the
-    running ones reserved is taken off, and the rest is split over the free lanes."""
+    running ones reserved is taken off, and the rest is split over ``free_lanes`` (the
+    lanes free now that have a run left to take)."""
     profile = run.profile
     if profile.max_cost <= 0:
         return None
@@ -269,14 +266,15 @@ def score_in_worker(runs_file: str, run_name: str, max_cost: float | None) -> Ru
     return score_run(run_name, runs_file=runs_file, max_cost=max_cost, progress=False)
 
 
-def _close_step(config: Config, run: Run, summary: RunSummary, ceiling: float | None) -> None:
-    """Print a run's result; stop the report if the run was cut short."""
-    print(f"{run.name}: {summary.line()}", flush=True)
+def _close_step(
+    config: Config, run: Run, summary: RunSummary, label: str, ceiling: float | None
+) -> None:
+    """Print what a run left undone; stop the report if the run was cut short.
+
+    ``label`` names the ceiling the run was given (``ceiling``, ``None`` for none).
+    """
     resume = shlex.join(["judgepanel", "score", "--run", run.name, "--runs-file", str(config.path)])
-    ceilings = {
-        f"profile {run.profile.name!r} max_cost share": ceiling,
-        "max_total_cost": run.profile.max_total_cost or None,
-    }
+    ceilings = {label: ceiling, "max_total_cost": run.profile.max_total_cost or None}
     note = closing_note(summary, resume, ceilings)
     if summary.aborted or summary.stopped_by_budget:
         raise SystemExit(f"{run.name}: {note}")

@@ -15,12 +15,15 @@ the seed. The world card (``data/world_card.md``) documents every parameter.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -634,18 +637,16 @@ def write_worlds(
                 continue
             log(f"{folder}: made with {made}, rewriting it for {params}")
         todo.append(kind)
-    if jobs > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(
-            max_workers=min(jobs, len(todo)), initializer=_keep_freed_memory
-        ) as pool:
-            futures = {k: pool.submit(_write_one, k, out, n_images, seed, quick) for k in todo}
-            for kind, future in futures.items():
-                written[kind], seconds = future.result()
-                log(f"{written[kind]}: written in {seconds:.1f} s")
-    else:
-        for kind in todo:
-            written[kind], seconds = _write_one(kind, out, n_images, seed, quick)
-            log(f"{written[kind]}: written in {seconds:.1f} s")
+    write = partial(_write_one, out=out, n_images=n_images, seed=seed, quick=quick)
+    with contextlib.ExitStack() as stack:
+        mapper: Callable = map
+        if jobs > 1 and len(todo) > 1:
+            workers = min(jobs, len(todo))
+            pool = ProcessPoolExecutor(max_workers=workers, initializer=_keep_freed_memory)
+            mapper = stack.enter_context(pool).map
+        for kind, (folder, seconds) in zip(todo, mapper(write, todo), strict=True):
+            written[kind] = folder
+            log(f"{folder}: written in {seconds:.1f} s")
     return {k: written[k] for k in WORLDS_ORDER if k in written}
 
 
