@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from judgepanel.core.prompts import DIMENSIONS
+from judgepanel_sim import portable as P
 from judgepanel_sim.judges.calibration import ideal_weights
 
 SHARED_ERROR = 0.35
@@ -54,7 +55,7 @@ def _clip(x: float, lo: float = -3.5, hi: float = 2.0) -> float:
 
 
 def _log2(x: float) -> float:
-    return math.log2(max(x, 1e-6))
+    return P.log2_scalar(max(x, 1e-6))
 
 
 CUES: dict[str, str] = {
@@ -176,7 +177,7 @@ def raw_cues(f: Mapping[str, float]) -> dict[str, float]:
     # Noise inflates the Laplacian's variance by 20 sigma^2 (the squared weights of its
     # kernel); a perceiver does not mistake grain for detail, so that share is discounted.
     detail_var = max(10.0 ** f["sharpness"] - 20.0 * f["noise"] ** 2, 1e-3)
-    sharp += 0.2 * (math.log10(detail_var) - 2.8)
+    sharp += 0.2 * (P.log10_scalar(detail_var) - 2.8)
     noise = f["noise"]
     clean = 0.8 - 1.0 * max(0.0, _log2(noise / 0.9))
     unblocked = 0.5 - 2.0 * max(0.0, f["blockiness"] - 0.1)
@@ -461,7 +462,7 @@ class Family:
             return lo
         sc = self.scale
         raw = sc.centre + sc.spread * z
-        canon = 1.0 + 9.0 / (1.0 + math.exp(-(raw - 5.5) / 2.4))  # soft squash into [1, 10]
+        canon = 1.0 + 9.0 / (1.0 + P.exp_scalar(-(raw - 5.5) / 2.4))  # soft squash into [1, 10]
         unit, inv_two_var, pulls = _scale_terms(sc, lo, hi)
         target = lo + (canon - 1.0) * unit
         logits = []
@@ -473,7 +474,7 @@ class Family:
         top = max(logits)
         if temperature <= 0 or rng is None:
             return lo + logits.index(top)
-        weights = [math.exp((v - top) / temperature) for v in logits]
+        weights = [P.exp_scalar((v - top) / temperature) for v in logits]
         u = float(rng.random()) * sum(weights)
         acc = 0.0
         for i, wt in enumerate(weights):
@@ -497,7 +498,7 @@ class Family:
         u[self.preferred_slot] += self.position_bias * bias_scale
         if temperature <= 0 or rng is None:
             return int(np.argmax(u))
-        p = np.exp((u - u.max()) / max(temperature, 1e-3))
+        p = P.exp((u - u.max()) / max(temperature, 1e-3))
         p /= p.sum()
         return int(rng.choice(u.size, p=p))
 
@@ -520,7 +521,7 @@ def _scale_terms(
         for fav, pull in favourites:
             d = canon_k - fav
             if -1.5 < d < 1.5:
-                terms.append(pull * math.exp(-(d * d) / 0.18))
+                terms.append(pull * P.exp_scalar(-(d * d) / 0.18))
         if span >= 20:
             terms.append(sc.round_pull * ((k % 10 == 0) + 0.5 * (k % 5 == 0)))
         pulls.append(tuple(terms))

@@ -9,11 +9,12 @@ The probabilities at one position never sum to more than one.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 import numpy as np
+
+from judgepanel_sim import portable as P
 
 _TOKEN = re.compile(r"\s*\w+|\s*[^\w\s]|\s+")
 _LETTERS = "ABCDEFGH"
@@ -59,12 +60,12 @@ def answer_logprobs(
     spread = min(1.0, 0.15 + 0.35 * max(temperature, 0.0))
     for tok in tokens(text):
         p = float(np.clip(1.0 - spread * rng.random(), 0.5, 0.9999))
-        lp = math.log(p)
+        lp = P.log_scalar(p)
         entry = _entry(tok, lp)
         alts = [_entry(tok, lp)]
         rest = 1.0 - p
         for i, alt in enumerate(_alternatives(tok, max(0, top - 1))):
-            alts.append(_entry(alt, math.log(rest * 0.5 ** (i + 1))))
+            alts.append(_entry(alt, P.log_scalar(rest * 0.5 ** (i + 1))))
         entry["top_logprobs"] = alts[:top]
         out.append(entry)
     return out

@@ -20,6 +20,8 @@ import math
 import numpy as np
 from scipy import ndimage
 
+from judgepanel_sim import portable as P
+
 WORK_SIDE = 768
 """Long side (px) of the working image; bigger inputs are block-averaged down to it."""
 
@@ -122,10 +124,10 @@ def _hue_stats(
         return 0.0, 1.0
     # Hexagonal chroma ~ |(a, b)|, so the chroma-weighted mean direction is the plain sum.
     spread = 1.0 - math.hypot(float(a_opp.sum()), float(b_opp.sum())) / (
-        float(np.hypot(a_opp, b_opp).sum()) + _EPS
+        float(np.sqrt(a_opp * a_opp + b_opp * b_opp).sum()) + _EPS
     )
     sub = (slice(None, None, 2), slice(None, None, 2)) if chroma.size > 8192 else (slice(None),) * 2
-    theta = np.arctan2(b_opp[sub], a_opp[sub])
+    theta = P.arctan2(b_opp[sub], a_opp[sub])
     w = chroma[sub]
     bins = ((theta + math.pi) * (36 / (2 * math.pi))).astype(np.int64) % 36
     hist = np.bincount(bins.ravel(), weights=w.ravel(), minlength=36)
@@ -220,7 +222,7 @@ def _saliency(
     dh, dw = min(sh, detail_grid.shape[0]), min(sw, detail_grid.shape[1])
     detail_grid, m = detail_grid[:dh, :dw], m[:dh, :dw]
     if m.any() and (~m).any():
-        fc = math.log10(
+        fc = P.log10_scalar(
             (float(detail_grid[m].mean()) + 1e-4) / (float(detail_grid[~m].mean()) + 1e-4)
         )
     else:
@@ -256,7 +258,7 @@ def _tilt(gx: np.ndarray, gy: np.ndarray) -> tuple[float, float]:
     total = float(m2.sum())
     if total < 1e-6:
         return 0.0, 0.0
-    tilt = -math.degrees(math.atan2(s, c)) / 4.0
+    tilt = -math.degrees(P.atan2_scalar(s, c)) / 4.0
     return tilt, min(1.0, math.hypot(c, s) / total)
 
 
@@ -306,7 +308,7 @@ def features(rgb: np.ndarray) -> dict[str, float]:
     lap = (
         y255[:-2, 1:-1] + y255[2:, 1:-1] + y255[1:-1, :-2] + y255[1:-1, 2:] - 4.0 * y255[1:-1, 1:-1]
     )
-    sharpness = math.log10(float(lap.var()) + 1e-3)
+    sharpness = P.log10_scalar(float(lap.var()) + 1e-3)
     y1 = ndimage.uniform_filter(y, 3, mode="nearest")
     gx1 = (y1[1:-1, 2:] - y1[1:-1, :-2]) * 0.5
     gy1 = (y1[2:, 1:-1] - y1[:-2, 1:-1]) * 0.5
@@ -320,7 +322,7 @@ def features(rgb: np.ndarray) -> dict[str, float]:
     ratio = min(max(ratio, 0.05), 0.99)
     var_edge = max(0.0, (4.0 * ratio * ratio - 2.0 / 3.0) / (1.0 - ratio * ratio))
     edge_width = 2.5 * math.sqrt(var_edge + 0.04)
-    detail = math.log10(float(np.abs(y - yb).mean()) * 255.0 + 1e-3)
+    detail = P.log10_scalar(float(np.abs(y - yb).mean()) * 255.0 + 1e-3)
 
     # Noise: Immerkaer's operator (for white noise of sd s the response has mean
     # |r| = 6 s sqrt(2 / pi)), pooled over 8x8 blocks free of clipping; the 20th percentile

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from judgepanel_sim import portable as P
 from judgepanel_sim.world.render import CONTENTS, Execution, Scene
 
 LATENTS: tuple[str, ...] = (
@@ -97,8 +98,8 @@ OWN_KNOBS: dict[str, tuple[str, ...]] = {
 
 def sample_latents(n: int, rng: np.random.Generator) -> pd.DataFrame:
     """``n`` images' latent properties (columns `LATENTS`) and ``content`` category."""
-    chol = np.linalg.cholesky(LATENT_CORRELATION)
-    z = rng.standard_normal((n, len(LATENTS))) @ chol.T
+    chol = P.cholesky(LATENT_CORRELATION)
+    z = P.matmul(rng.standard_normal((n, len(LATENTS))), chol.T)
     table = pd.DataFrame(z, columns=list(LATENTS))
     names = list(CONTENT_SHARES)
     shares = np.array([CONTENT_SHARES[c] for c in names])
@@ -106,12 +107,8 @@ def sample_latents(n: int, rng: np.random.Generator) -> pd.DataFrame:
     return table
 
 
-def _softplus(x: np.ndarray) -> np.ndarray:
-    return np.logaddexp(0.0, x)
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+_softplus = P.softplus
+_sigmoid = P.sigmoid
 
 
 def knob_table(latents: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
@@ -141,13 +138,13 @@ def knob_table(latents: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     # colour and tone: palette harmony, saturation, cast, contrast
     k["harmony"] = _sigmoid(1.1 * t + 0.9 * eps() + 0.8)
     sat_err = _softplus(-1.0 * t + 0.6 * eps() - 0.6)
-    k["saturation"] = np.exp(sign() * 0.45 * sat_err)
+    k["saturation"] = P.exp(sign() * 0.45 * sat_err)
     cast = _softplus(-0.9 * t + 0.6 * eps() - 0.8)
     k["cast_warmth"] = np.clip(0.45 * cast * eps(), -1.0, 1.0)
     k["cast_tint"] = np.clip(0.30 * cast * eps(), -1.0, 1.0)
     tone_err = _softplus(-0.8 * t + 0.6 * eps() - 0.8)
     # emotional impact adds a little mood contrast on top of the tone error
-    k["contrast"] = np.exp(sign() * 0.35 * tone_err + 0.06 * e)
+    k["contrast"] = P.exp(sign() * 0.35 * tone_err + 0.06 * e)
     # technical quality: blur, noise, JPEG loss, exposure error
     k["blur_sigma"] = 1.6 * _softplus(-1.1 * q + 0.6 * eps() - 1.0)
     k["noise_sd"] = 6.0 * _softplus(-1.0 * q + 0.7 * eps() - 1.2)
@@ -159,11 +156,11 @@ def knob_table(latents: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     angle = rng.uniform(0, 2 * np.pi, n)
     tx = _THIRDS_X[rng.integers(0, 2, n)]
     ty = _THIRDS_Y[rng.integers(0, 2, n)]
-    k["subject_x"] = np.clip(tx + 0.18 * place_err * np.cos(angle), 0.06, 0.94)
-    k["subject_y"] = np.clip(ty + 0.14 * place_err * np.sin(angle), 0.12, 0.88)
+    k["subject_x"] = np.clip(tx + 0.18 * place_err * P.cos(angle), 0.06, 0.94)
+    k["subject_y"] = np.clip(ty + 0.14 * place_err * P.sin(angle), 0.12, 0.88)
     scale_err = _softplus(-0.9 * c + 0.6 * eps() - 0.7)
     too_small = rng.random(n) < 0.6
-    k["subject_scale"] = 0.45 * np.exp(np.where(too_small, -0.55, 0.45) * scale_err)
+    k["subject_scale"] = 0.45 * P.exp(np.where(too_small, -0.55, 0.45) * scale_err)
     k["tilt_deg"] = np.clip(4.0 * _softplus(-0.9 * c + 0.6 * eps() - 1.0) * eps(), -25, 25)
     k["clutter"] = rng.poisson(4.0 * _softplus(-0.9 * c + 0.6 * eps() - 0.8))
     # distinctiveness (faint): surface texture and an unusual subject form

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from judgepanel_sim import portable as P
 from judgepanel_sim.world.aesthetic import LATENT_CORRELATION, LATENTS
 
 VERDICT_MIX: dict[str, float] = {
@@ -58,7 +59,7 @@ def _vector(mix: dict[str, float]) -> np.ndarray:
 
 
 def _unit(w: np.ndarray) -> np.ndarray:
-    return w / np.sqrt(w @ LATENT_CORRELATION @ w)
+    return w / np.sqrt(P.dot(w, P.matvec(LATENT_CORRELATION, w)))
 
 
 @dataclass(frozen=True)
@@ -108,5 +109,5 @@ def contrast_direction() -> np.ndarray:
     """`CONTRAST_MIX` made uncorrelated with the verdict, with unit variance."""
     v = verdict_direction()
     c = _vector(CONTRAST_MIX)
-    c = c - (c @ LATENT_CORRELATION @ v) * v
+    c = c - P.dot(c, P.matvec(LATENT_CORRELATION, v)) * v
     return _unit(c)

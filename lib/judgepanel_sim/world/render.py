@@ -8,7 +8,10 @@ noise in 8-bit levels, JPEG quality, exposure in stops, and so on. The defaults 
 `Execution` give a clean, well-made picture; every knob moves the pixels in a measurable way.
 
 Only numpy and Pillow are used, and a 384x288 picture takes a few tens of milliseconds.
-Rendering is deterministic: the same scene and execution always give the same pixels.
+Rendering is deterministic: the same scene and execution always give the same pixels, on
+every machine. Every sine, power and exponential comes from `judgepanel_sim.portable`,
+never from numpy's CPU-dependent kernels or the C library, because a last-bit difference
+in a float that lands on a rounding boundary moves an 8-bit pixel and so a JPEG block.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageEnhance, ImageFilter
 
+from judgepanel_sim import portable as P
+
 CONTENTS: tuple[str, ...] = ("landscape", "still_life", "figure", "pattern", "architecture")
 """Content categories a `Scene` can depict."""
 
@@ -33,7 +38,7 @@ _MIN_BLUR = 0.25
 
 # Direction the key light comes from (upper left, toward the viewer), normalised.
 _LIGHT = np.array([-0.45, -0.55, 0.70], dtype=np.float32)
-_LIGHT /= np.linalg.norm(_LIGHT)
+_LIGHT /= np.float32(math.sqrt(P.sum_in_order(float(v) * float(v) for v in _LIGHT)))
 
 
 @dataclass(frozen=True)
@@ -249,7 +254,9 @@ _NOISE_TILE = (768, 1024)
 @lru_cache(maxsize=1)
 def _noise_tile() -> np.ndarray:
     """A fixed tile of unit Gaussian noise, drawn once per process from a constant seed."""
-    tile = np.random.default_rng(0x5EED).standard_normal((*_NOISE_TILE, 3), dtype=np.float32)
+    # Drawn in float64 and rounded: numpy's float32 normal sampler decides rare draws with
+    # the C library's single-precision exp, which differs between C libraries.
+    tile = np.random.default_rng(0x5EED).standard_normal((*_NOISE_TILE, 3)).astype(np.float32)
     tile.setflags(write=False)
     return tile
 
@@ -263,7 +270,7 @@ def _sensor_noise(seed: int, width: int, height: int) -> np.ndarray:
     rng = np.random.default_rng([seed, 1])
     th, tw = _NOISE_TILE
     if height > th or width > tw:
-        return rng.standard_normal((height, width, 3), dtype=np.float32)
+        return rng.standard_normal((height, width, 3)).astype(np.float32)
     oy, ox = int(rng.integers(0, th - height + 1)), int(rng.integers(0, tw - width + 1))
     return _noise_tile()[oy : oy + height, ox : ox + width]
 
@@ -282,7 +289,7 @@ def _vignette_falloff(width: int, height: int) -> np.ndarray:
     """How the vignette darkens each pixel at full strength; depends on the size only."""
     xs, ys = _grid(width, height)
     r2 = ((xs - width / 2) / (width / 2)) ** 2 + ((ys - height / 2) / (height / 2)) ** 2
-    falloff = np.clip(r2 / 2.0, 0.0, 1.0) ** 1.2
+    falloff = P.power(np.clip(r2 / 2.0, 0.0, 1.0), 1.2)
     falloff.setflags(write=False)
     return falloff
 
@@ -309,8 +316,8 @@ def _tone_lut(exposure: float, warmth: float, tint: float, contrast: float) -> l
     )
     table: list[int] = []
     for gain in gains:
-        lin = x**2.2 * (2.0**exposure) * gain
-        y = np.clip(lin, 0.0, 1.0) ** (1 / 2.2)
+        lin = P.power(x, 2.2) * P.pow_scalar(2.0, exposure) * gain
+        y = P.power(np.clip(lin, 0.0, 1.0), 1 / 2.2)
         y = (y - 0.5) * contrast + 0.5
         table.extend(np.clip(np.round(y * 255.0), 0, 255).astype(int).tolist())
     return table
@@ -391,7 +398,7 @@ def _backdrop(scene: Scene, warmth: float, tilt_deg: float, width: int, height: 
     xs, ys = _grid(width, height)
     # Camera roll: scene coordinates are the frame coordinates rotated about the centre.
     t = math.radians(tilt_deg)
-    c, s = np.float32(math.cos(t)), np.float32(math.sin(t))
+    c, s = np.float32(P.cos_scalar(t)), np.float32(P.sin_scalar(t))
     cx0, cy0 = width / 2.0, height / 2.0
     fr = _Frame(
         width=width,
@@ -417,7 +424,7 @@ def _draw_scene(scene: Scene, ex: Execution, width: int, height: int) -> np.ndar
     _draw_clutter(canvas, scene, ex.clutter, xs, ys, width, height)
     if ex.subject_scale > 0:
         t = math.radians(ex.tilt_deg)
-        c, s = np.float32(math.cos(t)), np.float32(math.sin(t))
+        c, s = np.float32(P.cos_scalar(t)), np.float32(P.sin_scalar(t))
         size = ex.subject_scale * height
         sx, sy = ex.subject_x * width, ex.subject_y * height
         win = _window(sx, sy, 0.8 * size + 2.0, width, height)
@@ -448,8 +455,8 @@ def _bg_landscape(fr: _Frame, pal: _Palette, rng: np.random.Generator) -> np.nda
     f1, f2 = rng.uniform(1.5, 3.5, 2) * 2 * math.pi / fr.width
     p1, p2 = rng.uniform(0, 2 * math.pi, 2)
     u = fr.u
-    swell = 0.08 + 0.05 * np.sin(u * np.float32(f1) + np.float32(p1))
-    swell += 0.03 * np.sin(u * np.float32(f2) + np.float32(p2))
+    swell = 0.08 + 0.05 * P.sin(u * np.float32(f1) + np.float32(p1))
+    swell += 0.03 * P.sin(u * np.float32(f2) + np.float32(p2))
     ridge = fr.horizon - fr.height * swell
     hills = (pal.far * pal.light) * (0.9 + 0.1 * fr.coarse)
     _over(canvas, _coverage(ridge - fr.v) * _coverage(fr.v - fr.horizon - 1), hills)
@@ -475,9 +482,10 @@ def _bg_figure(fr: _Frame, pal: _Palette, rng: np.random.Generator) -> np.ndarra
 def _bg_pattern(fr: _Frame, pal: _Palette, rng: np.random.Generator) -> np.ndarray:
     period = float(rng.uniform(18, 34))
     angle = float(rng.uniform(0, math.pi))
-    ca, sa = np.float32(math.cos(angle) / period), np.float32(math.sin(angle) / period)
+    ca = np.float32(P.cos_scalar(angle) / period)
+    sa = np.float32(P.sin_scalar(angle) / period)
     phase = fr.u * ca + fr.v * sa
-    stripe = (np.sin(np.float32(2 * math.pi) * phase) > 0).astype(np.float32)
+    stripe = (P.sin(np.float32(2 * math.pi) * phase) > 0).astype(np.float32)
     canvas = pal.sky_low * 0.9 + stripe * (pal.far - pal.sky_low * 0.9)
     canvas *= 1.0 + np.float32(0.04) * fr.fine
     return canvas
@@ -529,25 +537,35 @@ def _draw_clutter(canvas, scene: Scene, n: int, xs, ys, width: int, height: int)
         _over(canvas[:, win[0], win[1]], _coverage(dist), colour * shade)
 
 
-def _angular(lx: np.ndarray, ly: np.ndarray) -> np.ndarray:
-    """exp(i*theta) of each point, without a slow arctan2."""
+def _angular(lx: np.ndarray, ly: np.ndarray, top: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """cos(k theta) and sin(k theta) of each point for k = 0..top, without an arctan2.
+
+    The angle addition recurrence uses real multiplies and adds only: complex arithmetic
+    may be fused into multiply-adds on one CPU and not on another.
+    """
     r = np.sqrt(lx * lx + ly * ly) + np.float32(1e-6)
-    return (lx / r + 1j * (ly / r)).astype(np.complex64)
+    c, s = lx / r, ly / r
+    out = [(np.ones_like(c), np.zeros_like(s)), (c, s)]
+    for _ in range(2, top + 1):
+        ck, sk = out[-1]
+        out.append((ck * c - sk * s, sk * c + ck * s))
+    return out
 
 
 def _wobble(lx, ly, amount: float, rng: np.random.Generator) -> np.ndarray:
     """Radial multiplier of a silhouette: 1 for a regular form, irregular as ``amount`` grows.
 
-    The sum of sin(k*theta + phase) is taken as the imaginary part of z**k * exp(i*phase).
+    The sum of sin(k theta + phase) = sin(k theta) cos(phase) + cos(k theta) sin(phase).
     """
     ks = rng.integers(3, 8, 3)
     ph = rng.uniform(0, 2 * math.pi, 3)
     if amount <= 0:
         return np.ones_like(lx)
-    z = _angular(lx, ly)
+    turns = _angular(lx, ly, int(ks.max()))
     total = np.zeros(lx.shape, dtype=np.float32)
     for k, p in zip(ks, ph, strict=True):
-        total += (z ** int(k) * np.complex64(complex(math.cos(p), math.sin(p)))).imag
+        ck, sk = turns[int(k)]
+        total += sk * np.float32(P.cos_scalar(p)) + ck * np.float32(P.sin_scalar(p))
     return 1.0 + np.float32(0.30 * amount / 3.0) * total
 
 
@@ -571,10 +589,10 @@ def _texture(lx, ly, size, scene: Scene, rng, fine) -> np.ndarray:
     grid = rng.random() < 0.5
     if scene.detail <= 0:
         return np.ones_like(lx)
-    ca, sa = np.float32(math.cos(ang) * freq), np.float32(math.sin(ang) * freq)
-    pat = np.sin(lx * ca + ly * sa)
+    ca, sa = np.float32(P.cos_scalar(ang) * freq), np.float32(P.sin_scalar(ang) * freq)
+    pat = P.sin(lx * ca + ly * sa)
     if grid:
-        pat *= np.sin(ly * ca - lx * sa)
+        pat *= P.sin(ly * ca - lx * sa)
     return 1.0 + np.float32(scene.detail) * (0.35 * pat + 0.15 * fine)
 
 
@@ -601,7 +619,8 @@ def _subj_still_life(canvas, lx, ly, size, scene, pal, rng, fine) -> None:
     t = np.clip(ly / np.float32(size) + 0.5, 0.0, 1.0)
     neck = float(rng.uniform(0.06, 0.10))
     belly = float(rng.uniform(0.18, 0.26))
-    bulge = np.clip(np.sin(np.float32(math.pi) * t), 0.0, 1.0) ** 1.5
+    bulge = np.clip(P.sin(np.float32(math.pi) * t), 0.0, 1.0)
+    bulge = bulge * np.sqrt(bulge)  # ** 1.5
     half = np.float32(size) * (neck + belly * bulge) * _wobble(lx, ly, scene.oddity, rng)
     alpha = _coverage(np.maximum(np.abs(lx) - half, np.abs(ly) - 0.5 * size))
     nx = np.clip(lx / np.maximum(half, 1.0), -1.0, 1.0)
@@ -637,7 +656,7 @@ def _subj_pattern(canvas, lx, ly, size, scene, pal, rng, fine) -> None:
     """A ringed disc motif."""
     tex = _texture(lx, ly, size, scene, rng, fine)
     r = np.sqrt(lx * lx + ly * ly) / np.float32(size)
-    rings = 1.0 + 0.25 * np.sign(np.sin(r * np.float32(6 * math.pi)))
+    rings = 1.0 + 0.25 * np.sign(P.sin(r * np.float32(6 * math.pi)))
     a, col = _shaded_blob(
         lx, ly, 0.48 * size, 0.48 * size, scene.oddity, rng, pal, pal.subject, tex * rings
     )

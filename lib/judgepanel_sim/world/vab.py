@@ -57,6 +57,7 @@ import io
 import json
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -64,8 +65,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
-from scipy.stats import binom
 
+from judgepanel_sim import portable as P
 from judgepanel_sim.world.layout import TRUTH_DIR
 from judgepanel_sim.world.render import Execution, Scene, render, to_jpeg
 
@@ -124,10 +125,16 @@ LATENTS_FILE = "synth-vab-latents.csv"
 
 
 def consensus_threshold(k: int, n_experts: int = N_EXPERTS, alpha: float | None = None) -> int:
-    """Smallest vote count v with P(Binomial(n_experts, 1/k) >= v) <= alpha."""
-    a = VAB_ALPHA[k] if alpha is None else alpha
+    """Smallest vote count v with P(Binomial(n_experts, 1/k) >= v) <= alpha.
+
+    The tail is summed in exact rationals: a floating-point tail that falls on alpha would
+    decide the threshold by its last bit.
+    """
+    a = Fraction(VAB_ALPHA[k] if alpha is None else alpha)
     for v in range(n_experts + 1):
-        if binom.sf(v - 1, n_experts, 1.0 / k) <= a:
+        ways = range(v, n_experts + 1)
+        tail = sum(math.comb(n_experts, j) * (k - 1) ** (n_experts - j) for j in ways)
+        if Fraction(tail, k**n_experts) <= a:
             return v
     return n_experts + 1
 
@@ -232,13 +239,13 @@ def generate_sets(seed: int, n_tasks: int = N_TASKS) -> list[SynthSet]:
         sev = 0.6 - 0.7 * tau * skill[:, None] + 0.45 * rng.standard_normal((k, len(AXES)))
         sev = np.clip(sev, 0.0, 2.5) * (weights > 0)
         hidden = rng.standard_normal(k)
-        quality = -(sev @ weights) + HIDDEN_WEIGHT * hidden
+        quality = -P.matvec(sev, weights) + HIDDEN_WEIGHT * hidden
         experts = rng.choice(EXPERT_POOL, N_EXPERTS, replace=False)
-        w_e = weights * np.exp(0.3 * rng.standard_normal((N_EXPERTS, len(AXES))))
+        w_e = weights * P.exp(0.3 * rng.standard_normal((N_EXPERTS, len(AXES))))
         w_e *= rng.random((N_EXPERTS, len(AXES))) >= MISS_PROB
-        h_e = HIDDEN_WEIGHT * np.exp(0.3 * rng.standard_normal(N_EXPERTS))
+        h_e = HIDDEN_WEIGHT * P.exp(0.3 * rng.standard_normal(N_EXPERTS))
         noise = pool_noise[experts][:, None] * rng.standard_normal((N_EXPERTS, k))
-        utility = -(w_e @ sev.T) + h_e[:, None] * hidden[None, :] + noise
+        utility = -P.matmul(w_e, sev.T) + h_e[:, None] * hidden[None, :] + noise
         best_votes = np.bincount(utility.argmax(axis=1), minlength=k)
         worst_votes = np.zeros(k, int)
         if k >= 3:
@@ -282,7 +289,7 @@ def _canvas(width: int, height: int, seed: int) -> np.ndarray:
     """A faint canvas weave, the same for every variant of a set."""
     ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
     phase = (seed % 7) * 0.3
-    weave = np.sin(xs * 2 * math.pi / 3.0 + phase) * np.sin(ys * 2 * math.pi / 3.0)
+    weave = P.sin(xs * 2 * math.pi / 3.0 + phase) * P.sin(ys * 2 * math.pi / 3.0)
     return (1.0 + 0.035 * weave)[..., None]
 
 

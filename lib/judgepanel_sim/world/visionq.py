@@ -56,6 +56,7 @@ import numpy as np
 
 from judgepanel.datasets.taxonomy import load_taxonomy
 from judgepanel.datasets.visionq import DATA_POINTS_FILE, IMAGE_DIR, LETTERS, QUESTIONS_FILE
+from judgepanel_sim import portable as P
 from judgepanel_sim.world.render import CONTENTS, Execution, Scene, render
 
 CROP_SIZE: tuple[int, int] = (256, 192)
@@ -117,8 +118,8 @@ def _colour(d, s, sc, ex):
     angle = math.pi * s
     return sc, replace(
         ex,
-        cast_warmth=_clip(0.7 * d * math.cos(angle), -1, 1),
-        cast_tint=_clip(0.7 * d * math.sin(angle), -1, 1),
+        cast_warmth=_clip(0.7 * d * P.cos_scalar(angle), -1, 1),
+        cast_tint=_clip(0.7 * d * P.sin_scalar(angle), -1, 1),
     )
 
 

@@ -31,6 +31,7 @@ import pandas as pd
 
 from judgepanel.datasets import load_dataset
 from judgepanel.stats import noise_ceiling, spearman
+from judgepanel_sim import portable as P
 from judgepanel_sim.world.aesthetic import (
     LATENT_CORRELATION,
     LATENTS,
@@ -198,7 +199,7 @@ class SimulatedWorld:
 def _unit_mix(mix: dict[str, float]) -> np.ndarray:
     """A latent mix as a vector over LATENTS with unit variance under the correlations."""
     w = np.array([mix.get(name, 0.0) for name in LATENTS])
-    return w / np.sqrt(w @ LATENT_CORRELATION @ w)
+    return w / np.sqrt(P.dot(w, P.matvec(LATENT_CORRELATION, w)))
 
 
 def _streams(seed: int, tag: int) -> dict[str, np.random.Generator]:
@@ -207,22 +208,21 @@ def _streams(seed: int, tag: int) -> dict[str, np.random.Generator]:
     return {n: np.random.default_rng(s) for n, s in zip(names, children, strict=True)}
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+_sigmoid = P.sigmoid
 
 
 def _raters(spec: RaterSpec, rng: np.random.Generator) -> dict[str, np.ndarray]:
     m = spec.pool_size
     return {
         "bias": rng.normal(0.0, spec.bias_sd, m),
-        "stretch": np.exp(rng.normal(0.0, spec.stretch_sd, m)),
-        "noise": spec.noise_sd * np.exp(rng.normal(0.0, spec.noise_spread, m)),
+        "stretch": P.exp(rng.normal(0.0, spec.stretch_sd, m)),
+        "noise": spec.noise_sd * P.exp(rng.normal(0.0, spec.noise_spread, m)),
         "taste": rng.normal(0.0, spec.taste_sd, (m, len(CONTENTS))),
         "halo": rng.beta(*spec.halo, m),
         "fav_prob": rng.beta(*spec.favourite_prob, m),
         "fav_pick": rng.random(m),
         "tick": rng.normal(-0.6, 0.7, m),
-        "pace": np.exp(rng.normal(np.log(8.0), 0.4, m)),
+        "pace": P.exp(rng.normal(P.log_scalar(8.0), 0.4, m)),
     }
 
 
@@ -268,7 +268,7 @@ def simulate(spec: WorldSpec, n_images: int, seed: int) -> SimulatedWorld:
     content_idx = np.array([CONTENTS.index(c) for c in lat["content"]])
     content_effect = rs["latents"].normal(0.0, spec.content_effect_sd, len(CONTENTS))
     mix = _unit_mix(spec.weights) if spec.mechanism is None else spec.mechanism.consensus_mix()
-    consensus = x @ mix + content_effect[content_idx]
+    consensus = P.matvec(x, mix) + content_effect[content_idx]
 
     raters = _raters(spec.raters, rs["raters"])
     if spec.mechanism is not None:
@@ -287,7 +287,7 @@ def simulate(spec: WorldSpec, n_images: int, seed: int) -> SimulatedWorld:
 
     attrs: dict[str, np.ndarray] = {}
     for name, mix in spec.attributes.items():
-        percept = x[img] @ _unit_mix(mix)
+        percept = P.matvec(x[img], _unit_mix(mix))
         if "hidden" in mix:  # meaning and content judgements carry the rater's content taste
             percept = percept + taste
         percept = percept + spec.raters.attribute_noise_sd * rng.standard_normal(n)
@@ -331,7 +331,7 @@ def _eva_rows(img, who, raters, overall, attrs, impression, image_ids, rater_ids
     def four(z: np.ndarray) -> np.ndarray:
         return np.clip(np.round(2.6 + 0.8 * z), 1, 4).astype(int)
 
-    confidence = -np.log(raters["noise"][who] / np.median(raters["noise"]))
+    confidence = -P.log(raters["noise"][who] / np.median(raters["noise"]))
     ease = 0.45 * np.abs(impression) + 0.3 * confidence + 0.8 * rng.standard_normal(n)
     difficulty = np.clip(np.round(2.6 + 0.7 * (ease - 0.4)), 1, 4).astype(int)
     rows = pd.DataFrame(
@@ -346,7 +346,7 @@ def _eva_rows(img, who, raters, overall, attrs, impression, image_ids, rater_ids
             "semantic": four(attrs["semantic"]),
         }
     )
-    seconds = raters["pace"][who] * np.exp(0.25 * (4 - difficulty) + 0.5 * rng.standard_normal(n))
+    seconds = raters["pace"][who] * P.exp(0.25 * (4 - difficulty) + 0.5 * rng.standard_normal(n))
     seconds = np.maximum(1, np.round(seconds)).astype(int)
     rows["vote_time"] = [f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" for s in seconds]
     tick = raters["tick"][who]
@@ -390,7 +390,7 @@ def _para_rows(img, who, raters, overall, attrs, impression, x, content_idx, tas
         ["Excited", "Happy", "Calm", "Neutral", "Sad", "Fearful", "Sad"],
         default="Disgusted",
     )
-    confidence = -np.log(raters["noise"][who] / np.median(raters["noise"]))
+    confidence = -P.log(raters["noise"][who] / np.median(raters["noise"]))
     hard = -0.45 * np.abs(impression) - 0.3 * confidence + 0.7 * rng.standard_normal(n)
     judgment = np.digitize(hard, [-0.6, 0.3]) + 1
     preference = (
@@ -516,8 +516,9 @@ def visible_share(spec: WorldSpec) -> float:
     w = _unit_mix(spec.weights)
     vis = [LATENTS.index(k) for k in ("quality", "composition", "colour")]
     cov = LATENT_CORRELATION
-    beta = np.linalg.solve(cov[np.ix_(vis, vis)], cov[vis] @ w)
-    return float(beta @ cov[np.ix_(vis, vis)] @ beta)
+    sub = cov[np.ix_(vis, vis)]
+    beta = P.solve(sub, P.matvec(cov[vis], w))
+    return P.dot(beta, P.matvec(sub, beta))
 
 
 def measure(spec: WorldSpec, sim: SimulatedWorld, folder: Path) -> dict:

@@ -71,8 +71,11 @@ DEFINITIONS: dict[str, str] = {
 F11: tuple[str, ...] = tuple(DEFINITIONS)
 """The eleven statistics, in column order."""
 
-VERSION = 1
-"""Bumped whenever a definition changes, so cached values of an old definition are unused."""
+VERSION = 2
+"""Bumped whenever a definition changes, so cached values of an old definition are unused.
+
+2: luma and gradient magnitudes summed elementwise in a fixed order (were BLAS products and
+``hypot``), so the statistics, and every threshold on them, are the same on every CPU."""
 
 WORK_SIDE = 512
 """Long side (px) of the working image."""
@@ -85,6 +88,20 @@ EDGE_THRESHOLD = 0.08
 
 _LUMA = np.array([0.2126, 0.7152, 0.0722])
 _THIRDS = np.array([(x, y) for x in (1 / 3, 2 / 3) for y in (1 / 3, 2 / 3)])
+
+
+def _luma(rgb: np.ndarray) -> np.ndarray:
+    """Luma of an (H, W, 3) image, R, G and B weighted and summed in that order.
+
+    Elementwise on purpose: ``rgb @ _LUMA`` goes through BLAS, whose kernels round
+    differently on different CPUs, and edge and flat-area thresholds are taken on luma.
+    """
+    return rgb[..., 0] * _LUMA[0] + rgb[..., 1] * _LUMA[1] + rgb[..., 2] * _LUMA[2]
+
+
+def _magnitude(gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+    """sqrt(gx^2 + gy^2) from correctly rounded operations (``np.hypot`` is the C library's)."""
+    return np.sqrt(gx * gx + gy * gy)
 
 
 def _reduce(rgb: np.ndarray, side: int = WORK_SIDE) -> np.ndarray:
@@ -109,7 +126,7 @@ def _sobel(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _sobel_magnitude(y: np.ndarray) -> np.ndarray:
     gx, gy = _sobel(y)
-    return np.hypot(gx, gy)
+    return _magnitude(gx, gy)
 
 
 def _thin_edges(y: np.ndarray, threshold: float) -> np.ndarray:
@@ -119,7 +136,7 @@ def _thin_edges(y: np.ndarray, threshold: float) -> np.ndarray:
     blurred edge counts as one line of pixels, not as a wide band.
     """
     gx, gy = _sobel(y)
-    mag = np.hypot(gx, gy)
+    mag = _magnitude(gx, gy)
     pad = np.pad(mag, 1, mode="edge")
     left, right = pad[1:-1, :-2], pad[1:-1, 2:]
     up, down = pad[:-2, 1:-1], pad[2:, 1:-1]
@@ -168,7 +185,7 @@ def _blockiness(y255: np.ndarray) -> float:
 
 def _thirds_offset(rgb: np.ndarray) -> float:
     rgb = _reduce(rgb, SALIENCY_SIDE)  # a centroid needs no fine detail
-    y = rgb @ _LUMA
+    y = _luma(rgb)
     opp = np.stack(
         [y, rgb[..., 0] - rgb[..., 1], (rgb[..., 0] + rgb[..., 1]) / 2 - rgb[..., 2]], axis=-1
     )
@@ -182,7 +199,7 @@ def _thirds_offset(rgb: np.ndarray) -> float:
         h, w = sal.shape
         cx = float((sal.sum(axis=0) * (np.arange(w) + 0.5)).sum() / total / w)
         cy = float((sal.sum(axis=1) * (np.arange(h) + 0.5)).sum() / total / h)
-    return float(np.min(np.hypot(_THIRDS[:, 0] - cx, _THIRDS[:, 1] - cy)))
+    return float(np.min(_magnitude(_THIRDS[:, 0] - cx, _THIRDS[:, 1] - cy)))
 
 
 def image_stats(rgb: np.ndarray) -> dict[str, float]:
@@ -195,9 +212,9 @@ def image_stats(rgb: np.ndarray) -> dict[str, float]:
     if arr.ndim != 3 or arr.shape[2] != 3 or min(arr.shape[:2]) < 8:
         raise ValueError(f"expected an H x W x 3 image of at least 8 px a side, got {arr.shape}")
     native = arr.astype(np.float32)
-    y_native = (native @ _LUMA.astype(np.float32)).astype(np.float64)  # 8-bit units
+    y_native = _luma(native.astype(np.float64))  # 8-bit units
     work = _reduce(native).astype(np.float64) / 255.0
-    y = work @ _LUMA
+    y = _luma(work)
     mx = work.max(axis=-1)
     mn = work.min(axis=-1)
     rg = (work[..., 0] - work[..., 1]) * 255.0
