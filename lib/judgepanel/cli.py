@@ -42,6 +42,7 @@ from judgepanel.datasets import DatasetError, load_dataset
 from judgepanel.datasets.comparators import load_scores
 from judgepanel.datasets.visionq import load_questions
 from judgepanel.report.execute import ReportError, ReportRequest, run_report, selected
+from judgepanel.report.manifest import publish_reference, verify
 from judgepanel.studies.vab import imports as vab_imports
 from judgepanel.studies.visionq import imports as visionq_imports
 from judgepanel.studies.visionq.pairs import REJECTED_CHOICES, build_pairs, write_pairs
@@ -227,6 +228,19 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--profile", required=True)
     check.add_argument("--run", action="append", help="only this run's datasets (repeatable)")
     check.add_argument("--runs-file", type=Path)
+
+    verify = sub.add_parser(
+        "verify", help="compare a report's tables with the committed demo report of its kind"
+    )
+    verify.add_argument("outputs", nargs="?", type=Path, default=Path("outputs"))
+    verify.add_argument(
+        "--reference", type=Path, help="the reference folder (default: the committed demo's)"
+    )
+    verify.add_argument(
+        "--update",
+        action="store_true",
+        help="after a deliberate change of a table: make this report the committed reference",
+    )
     return parser
 
 
@@ -563,6 +577,25 @@ def visionq_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def verify_command(args: argparse.Namespace) -> int:
+    """``judgepanel verify``: every table as in the committed demo report; exit 1 if not."""
+    try:
+        if args.update:
+            print(f"wrote the reference {publish_reference(args.outputs)}")
+            return EXIT_OK
+        problems = verify(args.outputs, args.reference)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    for line in problems:
+        print(line)
+    if problems:
+        print(f"{len(problems)} tables differ from the committed report", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"every table of {args.outputs} matches the committed manifest")
+    return EXIT_OK
+
+
 COMMANDS = {
     "score": score_command,
     "status": status_command,
@@ -572,6 +605,7 @@ COMMANDS = {
     "visionq": visionq_command,
     "list": list_command,
     "check": check_command,
+    "verify": verify_command,
 }
 
 

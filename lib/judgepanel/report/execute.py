@@ -31,6 +31,7 @@ from judgepanel.report.index import (
     write_index,
 )
 from judgepanel.report.launcher import start_sim_server
+from judgepanel.report.manifest import write_manifest
 from judgepanel.report.page import path_replacements, render_page, scrub_paths
 from judgepanel.report.provenance import provenance, write_provenance
 from judgepanel.report.schedule import Job, JobPool, usable_cores
@@ -447,6 +448,7 @@ def run_report(request: ReportRequest) -> int:
             raise
         with timings.step("index"):
             index = write_index(outputs, results, config)
+            write_manifest(outputs, "quick" if request.quick else "full")
     finally:
         workers.shutdown(cancel_futures=True)
         if server is not None:

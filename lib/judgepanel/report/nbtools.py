@@ -27,6 +27,7 @@ from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 
 from judgepanel.report.jsonfile import update_json
+from judgepanel.report.manifest import write_table
 
 SIMULATED_BANNER = (
     "<div class='jp-sim-banner' "
@@ -256,11 +257,14 @@ class Notebook:
     ) -> pd.DataFrame:
         """Write ``df`` to ``tables/<name>.csv`` and show it, rounded for reading only.
 
+        The CSV holds floats to six significant digits (`judgepanel.report.manifest`), the
+        precision at which the report's manifest promises the same table on every machine.
+
         A table longer than :data:`FLAT_ROWS` is shown paged, sortable and filterable; a wide
         one scrolls sideways; a missing value shows as "–" with ``missing`` saying why.
         """
         self.tables_dir.mkdir(parents=True, exist_ok=True)
-        df.to_csv(self.tables_dir / f"{name}.csv", index=index)
+        write_table(df, self.tables_dir / f"{name}.csv", index=index)
         _display(_TableHTML(table_html(df, name, self.tables_dir.name, caption, index, digits,
                                        missing)))  # fmt: skip
         return df

@@ -1,0 +1,195 @@
+"""The report's table manifest: one SHA-256 per table, and the check of a report against it.
+
+A reviewer who runs ``make report`` should get the tables the authors got. Every table a
+notebook shows is written to ``<run>/tables/<name>.csv`` (floats with
+:data:`FLOAT_DIGITS` significant digits, so that a last-bit difference of a sum that BLAS or
+a thread split rounded differently does not reach the file). ``outputs/MANIFEST.sha256``
+holds one line per table: the SHA-256 of the table as the manifest reads it, and its path.
+
+What measures the run rather than the data stays out of the digest: the columns named in
+:data:`RUN_MEASURES` (wall times; how many calls this execution sent or found already in the
+store). The committed manifests of the demo report, full and quick, sit beside the
+reference tables they were made from (:func:`reference_dir`), so that ``judgepanel verify``
+names each table that differs and shows its first differing cell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from judgepanel.core.paths import project_root
+
+MANIFEST_NAME = "MANIFEST.sha256"
+FLOAT_DIGITS = 6
+FLOAT_FORMAT = f"%.{FLOAT_DIGITS}g"
+"""How every table CSV writes a float: six significant digits."""
+
+RUN_MEASURES: dict[str, tuple[str, ...]] = {
+    "scoring_run": ("elapsed", "sent", "skipped"),
+    # when the rule was committed (a git date, "unknown" outside a checkout), when the grid
+    # was first scored, and which came first: facts of this checkout and this execution
+    "table_temperature_provenance": ("committed", "first_grid_score", "rule_first"),
+}
+"""Per table, the columns that measure the execution or the checkout, not the data: left out
+of digests."""
+
+KINDS = ("full", "quick")
+
+
+def reference_dir(kind: str, root: Path | None = None) -> Path:
+    """Where the committed manifest and tables of the demo report of ``kind`` live."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown report kind {kind!r}; choose from {', '.join(KINDS)}")
+    return (root or project_root()) / "tests" / "reference" / f"demo-{kind}"
+
+
+def write_table(df: pd.DataFrame, path: Path, index: bool = False) -> None:
+    """Write a report table as every table is written (floats at :data:`FLOAT_FORMAT`)."""
+    df.to_csv(path, index=index, float_format=FLOAT_FORMAT, lineterminator="\n")
+
+
+def table_paths(outputs: Path) -> list[Path]:
+    """Every table of a report, as paths relative to ``outputs`` (``<run>/tables/x.csv``)."""
+    outputs = Path(outputs)
+    found = sorted(p.relative_to(outputs) for p in outputs.glob("*/tables/*.csv"))
+    return [p for p in found if p.parts[0] != "interactive"]
+
+
+def canonical_table(path: Path) -> pd.DataFrame:
+    """A table as the manifest reads it: every cell as written, less :data:`RUN_MEASURES`."""
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    measures = RUN_MEASURES.get(Path(path).stem, ())
+    return table.drop(columns=[c for c in measures if c in table.columns])
+
+
+def table_digest(path: Path) -> str:
+    """SHA-256 of :func:`canonical_table`'s CSV text."""
+    buf = io.StringIO()
+    canonical_table(path).to_csv(buf, index=False, lineterminator="\n")
+    return hashlib.sha256(buf.getvalue().encode("utf-8")).hexdigest()
+
+
+def manifest_text(outputs: Path, kind: str) -> str:
+    """The manifest of a report folder: a short header, then ``digest  path`` per table."""
+    left_out = "; ".join(f"{t}: {', '.join(c)}" for t, c in sorted(RUN_MEASURES.items()))
+    lines = [
+        "# judgepanel report tables: SHA-256 of each table as `judgepanel verify` reads it",
+        f"# kind: {kind}",
+        f"# floats: {FLOAT_DIGITS} significant digits; columns left out: {left_out}",
+    ]
+    for rel in table_paths(outputs):
+        lines.append(f"{table_digest(Path(outputs) / rel)}  {rel.as_posix()}")
+    return "\n".join(lines) + "\n"
+
+
+def write_manifest(outputs: Path, kind: str) -> Path:
+    """Write ``outputs/MANIFEST.sha256`` for the report in ``outputs``."""
+    path = Path(outputs) / MANIFEST_NAME
+    path.write_text(manifest_text(outputs, kind), encoding="utf-8")
+    return path
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A parsed manifest: the report's kind and each table's digest by relative path."""
+
+    kind: str
+    digests: dict[str, str]
+
+
+def read_manifest(path: Path) -> Manifest:
+    """Parse a manifest file; a malformed line is an error naming the file and the line."""
+    kind = ""
+    digests: dict[str, str] = {}
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("# kind:"):
+            kind = line.split(":", 1)[1].strip()
+        if not line.strip() or line.startswith("#"):
+            continue
+        digest, sep, rel = line.partition("  ")
+        if not sep or len(digest) != 64:
+            raise ValueError(f"{path}:{number}: expected '<sha256>  <path>', got {line!r}")
+        digests[rel] = digest
+    if kind not in KINDS:
+        raise ValueError(f"{path}: no '# kind: full|quick' line")
+    return Manifest(kind, digests)
+
+
+def report_kind(outputs: Path) -> str:
+    """Whether the report in ``outputs`` is quick or full, from the manifest it wrote."""
+    path = Path(outputs) / MANIFEST_NAME
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no manifest; run `make report` (or QUICK=1) first")
+    return read_manifest(path).kind
+
+
+def first_difference(got: pd.DataFrame, want: pd.DataFrame) -> str:
+    """The first cell (row, column) where two canonical tables differ, in words."""
+    if list(got.columns) != list(want.columns):
+        missing = [c for c in want.columns if c not in got.columns]
+        extra = [c for c in got.columns if c not in want.columns]
+        return f"columns differ (missing: {missing or 'none'}; extra: {extra or 'none'})"
+    for i in range(min(len(got), len(want))):
+        for col in want.columns:
+            if got.iat[i, got.columns.get_loc(col)] != want.iat[i, want.columns.get_loc(col)]:
+                key = f"row {i + 1}"
+                if len(want.columns) and col != want.columns[0]:
+                    key += f" ({want.columns[0]} = {want.iat[i, 0]})"
+                g, w = got.iat[i, got.columns.get_loc(col)], want.iat[i, want.columns.get_loc(col)]
+                return f"{key}, column {col}: {g!r}, expected {w!r}"
+    return f"{len(got)} rows, expected {len(want)}"
+
+
+def verify(outputs: Path, reference: Path | None = None) -> list[str]:
+    """Compare the report in ``outputs`` with the committed demo report of its kind.
+
+    Returns one line per difference (an empty list when every table matches): a table
+    whose digest differs, with its first differing cell; a table missing from either side.
+    """
+    outputs = Path(outputs)
+    kind = report_kind(outputs)
+    reference = reference or reference_dir(kind)
+    want = read_manifest(reference / MANIFEST_NAME)
+    if want.kind != kind:
+        return [f"{outputs} holds a {kind} report; {reference} is the {want.kind} one"]
+    got = {rel.as_posix(): table_digest(outputs / rel) for rel in table_paths(outputs)}
+    problems = []
+    for rel, digest in want.digests.items():
+        if rel not in got:
+            problems.append(f"{rel}: missing from {outputs}")
+        elif got[rel] != digest:
+            ref_table = reference / "tables" / rel
+            detail = (
+                first_difference(canonical_table(outputs / rel), canonical_table(ref_table))
+                if ref_table.exists()
+                else "the reference table is not committed"
+            )
+            problems.append(f"{rel}: differs; {detail}")
+    extra = [rel for rel in got if rel not in want.digests]
+    problems += [f"{rel}: not in the committed {kind} manifest" for rel in extra]
+    return problems
+
+
+def publish_reference(outputs: Path, root: Path | None = None) -> Path:
+    """Copy a report's manifest and tables into the committed reference of its kind.
+
+    Run after a deliberate change to a table (``judgepanel verify --update``); the commit
+    that changes a table then shows the new numbers cell by cell.
+    """
+    outputs = Path(outputs)
+    kind = report_kind(outputs)
+    dest = reference_dir(kind, root)
+    if dest.exists():
+        shutil.rmtree(dest)
+    for rel in table_paths(outputs):
+        target = dest / "tables" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        canonical_table(outputs / rel).to_csv(target, index=False, lineterminator="\n")
+    (dest / MANIFEST_NAME).write_text(manifest_text(outputs, kind), encoding="utf-8")
+    return dest
