@@ -356,14 +356,14 @@ def test_runs_file_errors_name_the_file_and_the_entry(tmp_path: Path) -> None:
     runs["prices"]["sim-cobalt-v1"] = {"input": 0.1}
     runs["scoring"]["para"] = {"holistic_k": 5, "temperature": 0.3}
     for section, pattern in (
-        ("prices", r"price of 'sim-cobalt-v1': missing key 'output'"),
-        ("scoring", r"scoring 'para': missing key 'dimension_r'"),
+        ("prices", r"\d+: prices\.sim-cobalt-v1: missing key 'output'"),
+        ("scoring", r"\d+: scoring\.para: missing key 'dimension_r'"),
     ):
         broken = dict(yaml.safe_load(path.read_text()))
         broken[section] = runs[section]
         bad = tmp_path / f"bad-{section}.yaml"
         bad.write_text(yaml.safe_dump(broken))
-        with pytest.raises(ConfigError, match=rf"bad-{section}\.yaml: {pattern}"):
+        with pytest.raises(ConfigError, match=rf"bad-{section}\.yaml:{pattern}"):
             load_config(bad)
 
 

@@ -14,6 +14,7 @@ import yaml
 
 from judgepanel.core.paths import DEFAULT_RUNS_FILE, project_root
 from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.core.runsfile import validate_runs_file
 
 
 class ConfigError(ValueError):
@@ -156,20 +157,25 @@ class Config:
             ) from None
 
 
-def _require(mapping: Any, key: str, where: str) -> Any:
-    if not isinstance(mapping, dict):
-        raise ConfigError(f"{where}: expected a mapping with the key {key!r}")
-    if key not in mapping:
-        raise ConfigError(f"{where}: missing key {key!r}")
-    return mapping[key]
-
-
 def load_config(path: str | Path | None = None) -> Config:
-    """Parse ``papermill_runs.yaml``; relative paths are resolved against its folder."""
+    """Parse ``papermill_runs.yaml``; relative paths are resolved against its folder.
+
+    The file is first checked against its schema (`judgepanel.core.runsfile`): an unknown
+    key, a wrong type, an unknown dataset kind or a run naming a profile or dataset that
+    does not exist is a `ConfigError` naming the file, the line and the key.
+    """
     path = Path(path) if path else project_root() / DEFAULT_RUNS_FILE
     if not path.exists():
         raise ConfigError(f"{path}: runs file not found")
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    text = path.read_text(encoding="utf-8")
+    try:
+        raw = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    try:
+        spec = validate_runs_file(raw, path, text)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     base = path.resolve().parent
 
     def resolve(p: str) -> Path:
@@ -177,66 +183,51 @@ def load_config(path: str | Path | None = None) -> Config:
         return q if q.is_absolute() else base / q
 
     profiles: dict[str, Profile] = {}
-    for name, spec in _require(raw, "profiles", str(path)).items():
-        where = f"{path}: profile {name!r}"
-        datasets = {}
-        for key, d in _require(spec, "datasets", where).items():
-            kind = _require(d, "kind", f"{where} dataset {key!r}")
-            root = resolve(_require(d, "root", f"{where} dataset {key!r}"))
-            extra = {k: resolve(d[k]) for k in ("questions", "eligible") if d.get(k)}
-            datasets[key] = DatasetRef(key, kind, root, **extra)
-        families = dict(_require(spec, "families", where))
-        predeclared = tuple(spec.get("predeclared", list(families)[:3]))
-        unknown = [f for f in predeclared if f not in families]
-        if unknown:
-            raise ConfigError(f"{where}: predeclared families not in `families`: {unknown}")
+    for name, prof in spec.profiles.items():
+        datasets = {
+            key: DatasetRef(
+                key,
+                d.kind,
+                resolve(d.root),
+                questions=resolve(d.questions) if d.questions else None,
+                eligible=resolve(d.eligible) if d.eligible else None,
+            )
+            for key, d in prof.datasets.items()
+        }
+        families = dict(prof.families)
         profiles[name] = Profile(
             name=name,
-            description=str(spec.get("description", "")),
-            simulated=bool(spec.get("simulated", False)),
-            store=resolve(_require(spec, "store", where)),
+            description=prof.description,
+            simulated=prof.simulated,
+            store=resolve(prof.store),
             datasets=datasets,
             families=families,
-            predeclared=predeclared,
-            concurrency=int(spec.get("concurrency", 16)),
-            max_cost=float(spec.get("max_cost", 0.0)),
-            max_total_cost=float(spec.get("max_total_cost", 0.0)),
+            predeclared=tuple(prof.predeclared or list(families)[:3]),
+            concurrency=prof.concurrency,
+            max_cost=prof.max_cost,
+            max_total_cost=prof.max_total_cost,
         )
-
-    scoring = {}
-    for kind, d in (raw.get("scoring") or {}).items():
-        where = f"{path}: scoring {kind!r}"
-        scoring[kind] = ScoringDesign(
-            holistic_k=int(_require(d, "holistic_k", where)),
-            dimension_r=int(_require(d, "dimension_r", where)),
-            temperature=float(_require(d, "temperature", where)),
-            n_images=d.get("n_images"),
-            sample_seed=int(d.get("sample_seed", 0)),
-            sham_r=int(d.get("sham_r", 0)),
+    scoring = {
+        kind: ScoringDesign(
+            holistic_k=d.holistic_k,
+            dimension_r=d.dimension_r,
+            temperature=d.temperature,
+            n_images=d.n_images,
+            sample_seed=d.sample_seed,
+            sham_r=d.sham_r,
         )
-    prices = {}
-    for model, p in (raw.get("prices") or {}).items():
-        where = f"{path}: price of {model!r}"
-        prices[model] = Price(
-            float(_require(p, "input", where)), float(_require(p, "output", where))
-        )
-    parameters = dict(raw.get("parameters") or {})
-
-    runs: dict[str, Run] = {}
-    for name, spec in _require(raw, "runs", str(path)).items():
-        where = f"{path}: run {name!r}"
-        pname = _require(spec, "profile", where)
-        if pname not in profiles:
-            raise ConfigError(f"{where}: unknown profile {pname!r}")
-        profile = profiles[pname]
-        ds = spec.get("datasets") or [_require(spec, "dataset", where)]
-        for d in ds:
-            profile.dataset(d)
-        runs[name] = Run(
+        for kind, d in spec.scoring.items()
+    }
+    prices = {model: Price(p.input, p.output) for model, p in spec.prices.items()}
+    parameters = dict(spec.parameters)
+    runs = {
+        name: Run(
             name=name,
-            profile=profile,
-            datasets=tuple(ds),
-            notebooks=tuple(_require(spec, "notebooks", where)),
-            parameters={**parameters, **(spec.get("parameters") or {})},
+            profile=profiles[r.profile],
+            datasets=tuple([r.dataset] if r.dataset is not None else r.datasets or []),
+            notebooks=tuple(r.notebooks),
+            parameters={**parameters, **r.parameters},
         )
+        for name, r in spec.runs.items()
+    }
     return Config(path, profiles, runs, scoring, prices, parameters)

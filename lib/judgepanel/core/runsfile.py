@@ -1,0 +1,211 @@
+"""The schema of ``papermill_runs.yaml``: what each key may hold, checked before anything runs.
+
+`judgepanel.core.config.load_config` validates the parsed file against `RunsFile` first, so a
+typo (``max_cots:``), a dataset of an unknown kind or a count written as text is an error
+that names the file, the line and the key, and lists the keys that would have been right,
+rather than a setting silently ignored. Unknown keys are refused at every level; a run's
+``parameters`` are free-form here and belong to the notebooks that read them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+DatasetKind = Literal["eva", "para", "vab", "visionq"]
+"""The dataset formats with a loader (`judgepanel.datasets`)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatasetSpec(_Strict):
+    """A dataset of a profile: its format and folder (relative to the runs file's folder)."""
+
+    kind: DatasetKind
+    root: str
+    questions: str | None = None
+    eligible: str | None = None
+
+
+class ProfileSpec(_Strict):
+    """Where a profile's data and store live and which model each family name means."""
+
+    description: str = ""
+    simulated: bool = False
+    store: str
+    datasets: dict[str, DatasetSpec]
+    families: dict[str, str]
+    predeclared: list[str] | None = None
+    concurrency: int = Field(16, ge=1)
+    max_cost: float = Field(0.0, ge=0)
+    max_total_cost: float = Field(0.0, ge=0)
+
+    @model_validator(mode="after")
+    def _predeclared_are_families(self) -> ProfileSpec:
+        unknown = [f for f in self.predeclared or () if f not in self.families]
+        if unknown:
+            raise ValueError(f"predeclared families not in `families`: {unknown}")
+        return self
+
+
+class ScoringSpec(_Strict):
+    """The rubric-fusion scoring design of one dataset kind."""
+
+    holistic_k: int = Field(ge=0)
+    dimension_r: int = Field(ge=0)
+    temperature: float = Field(ge=0)
+    n_images: int | None = Field(None, ge=1)
+    sample_seed: int = 0
+    sham_r: int = Field(0, ge=0)
+
+
+class PriceSpec(_Strict):
+    """USD per one million input and output tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+class RunSpec(_Strict):
+    """One run of the report: a profile, one dataset or several, its notebooks."""
+
+    profile: str
+    dataset: str | None = None
+    datasets: list[str] | None = None
+    notebooks: list[str]
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_way_to_name_datasets(self) -> RunSpec:
+        if (self.dataset is None) == (self.datasets is None):
+            raise ValueError("give either `dataset` or `datasets` (a list), not both or neither")
+        return self
+
+
+class RunsFile(_Strict):
+    """The whole runs file."""
+
+    profiles: dict[str, ProfileSpec]
+    scoring: dict[DatasetKind, ScoringSpec] = Field(default_factory=dict)
+    prices: dict[str, PriceSpec] = Field(default_factory=dict)
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    runs: dict[str, RunSpec]
+
+
+def _line(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """The 1-based line of the YAML node at ``loc`` (the key's line for a mapping key)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = [(k, v) for k, v in node.value if str(k.value) == str(part)]
+            if not match:
+                return line
+            key, node = match[0]
+            line = key.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                return line
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model whose fields apply at ``loc`` (dictionary keys on the way are skipped)."""
+    model: Any = RunsFile
+    pending: Any = None
+    for part in loc:
+        if pending is not None:  # a key of dict[str, Model]
+            model, pending = pending, None
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return model
+        ann = field.annotation
+        if get_origin(ann) is dict:
+            pending = get_args(ann)[1]
+            model = None
+        else:
+            model = ann
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return model
+    return None
+
+
+def _message(err: dict[str, Any]) -> str:
+    loc = tuple(err["loc"])
+    if err["type"] == "extra_forbidden":
+        model = _model_at(loc[:-1])
+        allowed = ", ".join(model.model_fields) if model else "none"
+        return f"unknown key {loc[-1]!r}; the keys here are: {allowed}"
+    if err["type"] == "missing":
+        return f"missing key {loc[-1]!r}"
+    if err["type"] == "literal_error" and "kind" in loc:
+        known = ", ".join(get_args(DatasetKind))
+        return f"unknown dataset kind {err['input']!r}; known kinds: {known}"
+    return str(err["msg"]).removeprefix("Value error, ")
+
+
+def _cross_references(spec: RunsFile) -> list[tuple[tuple[Any, ...], str]]:
+    """What the schema cannot see: runs naming profiles and datasets that do not exist."""
+    problems = []
+    for name, run in spec.runs.items():
+        profile = spec.profiles.get(run.profile)
+        if profile is None:
+            known = ", ".join(spec.profiles)
+            problems.append(
+                (("runs", name, "profile"), f"unknown profile {run.profile!r}; profiles: {known}")
+            )
+            continue
+        field = "dataset" if run.dataset is not None else "datasets"
+        for i, d in enumerate([run.dataset] if run.dataset is not None else run.datasets or []):
+            if d not in profile.datasets:
+                loc = ("runs", name, field) if field == "dataset" else ("runs", name, field, i)
+                known = ", ".join(profile.datasets)
+                problems.append(
+                    (loc, f"profile {run.profile!r} has no dataset {d!r}; it has: {known}")
+                )
+    return problems
+
+
+def validate_runs_file(raw: Any, path: Path, text: str) -> RunsFile:
+    """``raw`` (the file's parsed YAML) as a `RunsFile`, its cross-references checked.
+
+    Raises:
+        ValueError: one line per problem, each ``FILE:LINE: key.path: what is wrong``.
+    """
+    try:
+        spec = RunsFile.model_validate(raw)
+        problems = _cross_references(spec)
+    except ValidationError as exc:
+        spec = None
+        problems = [
+            (
+                tuple(err["loc"])[:-1] if err["type"] == "missing" else tuple(err["loc"]),
+                _message(err),
+            )
+            for err in exc.errors()
+        ]
+    if not problems:
+        assert spec is not None
+        return spec
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        root = None
+    lines = []
+    for loc, message in problems:
+        line = _line(root, loc)
+        where = f"{path}:{line}" if line else str(path)
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        lines.append(f"{where}: {key}: {message}")
+    raise ValueError("\n".join(lines))

@@ -1,0 +1,91 @@
+"""The runs file's schema: a typo is an error that names its file, line and key."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from judgepanel.core.config import ConfigError, load_config
+from judgepanel.core.paths import project_root
+from judgepanel.core.runsfile import DatasetKind
+from judgepanel.core.settings import DATASET_KINDS
+
+RUNS = (project_root() / "papermill_runs.yaml").read_text(encoding="utf-8")
+
+
+def _broken(tmp_path: Path, old: str, new: str) -> tuple[Path, int]:
+    """The project's runs file with the first ``old`` replaced; the line it sits on."""
+    assert old in RUNS, old
+    text = RUNS.replace(old, new, 1)
+    line = text[: text.index(new)].count("\n") + 1
+    path = tmp_path / "papermill_runs.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path, line
+
+
+def _error(path: Path) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    return str(info.value)
+
+
+def test_the_project_runs_file_is_valid():
+    config = load_config()
+    assert "demo-eva" in config.runs and config.run("demo-headroom").datasets == ("eva", "para")
+
+
+def test_schema_kinds_are_the_loaders_kinds():
+    assert set(get_args(DatasetKind)) == set(DATASET_KINDS)
+
+
+def test_a_misspelt_key_names_its_line_and_the_keys_that_exist(tmp_path):
+    path, line = _broken(tmp_path, "    max_cost:", "    max_cots:")
+    message = _error(path)
+    assert re.search(
+        rf"papermill_runs\.yaml:{line}: profiles\.demo\.max_cots: unknown key", message
+    )
+    assert "max_cost" in message.split("the keys here are:")[1]
+
+
+def test_an_unknown_dataset_kind_lists_the_known_ones(tmp_path):
+    path, line = _broken(tmp_path, "kind: eva,", "kind: evaa,")
+    message = _error(path)
+    assert f":{line}: profiles.demo.datasets.eva.kind: unknown dataset kind 'evaa'" in message
+    assert "known kinds: eva, para, vab, visionq" in message
+
+
+def test_a_wrong_type_and_a_missing_key_name_their_lines(tmp_path):
+    path, line = _broken(tmp_path, "holistic_k: 25", "holistic_k: many")
+    assert re.search(rf":{line}: scoring\.eva\.holistic_k: .*integer", _error(path))
+    path, line = _broken(tmp_path, "dataset: vab\n", "\n")
+    assert "runs.demo-vab: give either `dataset` or `datasets`" in _error(path)
+
+
+def test_runs_naming_what_does_not_exist(tmp_path):
+    path, line = _broken(tmp_path, "    dataset: visionq\n", "    dataset: visionqq\n")
+    message = _error(path)
+    assert (
+        f":{line}: runs.demo-visionq.dataset: profile 'demo' has no dataset 'visionqq'" in message
+    )
+    path, line = _broken(
+        tmp_path, "profile: demo\n    dataset: vab", "profile: dem\n    dataset: vab"
+    )
+    assert f":{line}: runs.demo-vab.profile: unknown profile 'dem'" in _error(path)
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    text = RUNS.replace("    max_cost:", "    max_cots:", 1).replace(
+        "holistic_k: 25", "holistic_k: x"
+    )
+    path = tmp_path / "papermill_runs.yaml"
+    path.write_text(text, encoding="utf-8")
+    assert len(_error(path).splitlines()) == 2
+
+
+def test_not_yaml_is_a_config_error(tmp_path):
+    path = tmp_path / "runs.yaml"
+    path.write_text("profiles: [unclosed\n", encoding="utf-8")
+    assert "not valid YAML" in _error(path)
