@@ -3,6 +3,7 @@
 #   make test     the test suite, then a quick report in a fresh copy checked against the
 #                 committed quick manifest (make verify-quick)
 #   make verify-full  the full report in a fresh copy, checked against the full manifest
+#   make lab      JupyterLab at the project root, on the demo's data and store (made if missing)
 #   make calibrate  the calibration study on planted-effect worlds (notebook 08, ~9 min)
 SHELL := /bin/bash
 PYTHON ?= python3.11
@@ -35,7 +36,7 @@ WORLDS ?= eva,para,vab,visionq
 COMPARATORS ?= eva para
 
 .PHONY: setup report test bench lint data calibrate interop clean distclean verify-quick \
-	verify-full
+	verify-full lab
 
 setup: $(STAMP)
 
@@ -45,6 +46,9 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# the project's kernel, in the environment: JupyterLab opens the notebooks with it
+	$(BIN)/python -m ipykernel install --sys-prefix --name judgepanel \
+	  --display-name "judgepanel (Python 3.11)" >/dev/null
 	touch $(STAMP)
 
 data: setup
@@ -61,6 +65,15 @@ data: setup
 
 report: data
 	$(JP) report --profile $(PROFILE) --start-sim --score $(QUICK_FLAG) $(if $(JOBS),--jobs $(JOBS))
+
+# JupyterLab on the demo: the data and the scored store are made first when missing (the
+# store by `make report`, once). It prints the URL; Ctrl-C stops it, with no question asked.
+LAB_PORT ?= 8888
+DEMO_STORE := data/stores/demo.sqlite
+lab: data
+	test -f $(DEMO_STORE) || $(MAKE) report
+	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) -y \
+	  --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # The calibration study (notebook 08): a scored pool of planted-effect worlds, then the
 # replicate studies. Not part of `report`, which stays fast.

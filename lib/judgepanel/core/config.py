@@ -1,7 +1,8 @@
 """``papermill_runs.yaml``: profiles, runs, the scoring design and the price table.
 
-The file is the single place where a run differs from another. Notebooks receive only what
-a run resolves to, through papermill parameters; the API key is never part of it.
+The file is the single place where a run differs from another. A notebook receives the run's
+name and resolves the rest from this file (`judgepanel.report.notebook_run`); the API key is
+never part of it.
 """
 
 from __future__ import annotations
@@ -96,13 +97,18 @@ class ScoringDesign:
 
 @dataclass(frozen=True)
 class Run:
-    """One run of the report: a profile, its dataset(s), notebooks and parameters."""
+    """One run of the report: a profile, its dataset(s), notebooks and parameters.
+
+    ``parameters`` are the runs file's global parameters updated by the run's own;
+    ``own_parameters`` are the run's own alone (a study must know each of them).
+    """
 
     name: str
     profile: Profile
     datasets: tuple[str, ...]
     notebooks: tuple[str, ...]
     parameters: dict[str, Any] = field(default_factory=dict)
+    own_parameters: dict[str, Any] = field(default_factory=dict)
 
     @property
     def dataset(self) -> str:
@@ -227,6 +233,7 @@ def load_config(path: str | Path | None = None) -> Config:
             datasets=tuple([r.dataset] if r.dataset is not None else r.datasets or []),
             notebooks=tuple(r.notebooks),
             parameters={**parameters, **r.parameters},
+            own_parameters=dict(r.parameters),
         )
         for name, r in spec.runs.items()
     }

@@ -18,6 +18,7 @@ from judgepanel.core.budget import RequestShape
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client import RunSummary, pending_calls, run_calls
 from judgepanel.core.config import ConfigError, DatasetRef, Price
+from judgepanel.core.parameters import StudyParameters, register_parameters
 from judgepanel.core.settings import ClientOptions, ScoreRequest, ScoreSettings, resolve_settings
 from judgepanel.core.store import Store
 
@@ -31,12 +32,19 @@ PLAN_PARAMETERS: dict[str, tuple[str, ...]] = {}
 """Dataset kind -> the run parameters its planner reads (beyond the profile and design)."""
 
 
-def register_planner(kind: str, planner: Planner, parameters: Sequence[str] = ()) -> Planner:
+def register_planner(
+    kind: str,
+    planner: Planner,
+    parameters: Sequence[str] = (),
+    model: type[StudyParameters] = StudyParameters,
+) -> Planner:
     """Make ``planner`` the one that plans datasets of ``kind`` (a study calls this once).
 
     ``parameters`` names the run parameters the planner reads, so that two runs that agree
-    on them are known to plan the same calls.
+    on them are known to plan the same calls; ``model`` is the study's parameter model
+    (every parameter its notebooks read, with its default).
     """
+    register_parameters(kind, model)
     if kind in PLANNERS and PLANNERS[kind] is not planner:
         raise ValueError(f"a planner for dataset kind {kind!r} is already registered")
     PLANNERS[kind] = planner

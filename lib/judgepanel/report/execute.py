@@ -21,7 +21,9 @@ from typing import Any
 
 import yaml
 
+import judgepanel.studies  # noqa: F401  (each study registers its planner and parameters)
 from judgepanel.core.config import Config, ConfigError, Run, load_config
+from judgepanel.core.parameters import parameter_model, resolve_parameters
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.report.explorer import EXPLORER_DIR, build_explorer
 from judgepanel.report.index import (
@@ -32,6 +34,7 @@ from judgepanel.report.index import (
 )
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.report.manifest import write_manifest
+from judgepanel.report.notebook_run import OUTPUTS_ENV
 from judgepanel.report.page import path_replacements, render_page, scrub_paths
 from judgepanel.report.provenance import provenance, write_provenance
 from judgepanel.report.schedule import Job, JobPool, usable_cores
@@ -52,38 +55,28 @@ def shown_path(path: Path) -> str:
         return str(path)
 
 
-def notebook_parameters(
-    config: Config, run: Run, outputs: Path, overrides: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """What papermill injects into every notebook of ``run``: paths, families, protocol.
+def run_overrides(run: Run, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """The overrides of a command that ``run``'s study reads (``-p`` serves every run)."""
+    fields = parameter_model(run).model_fields
+    return {k: v for k, v in (overrides or {}).items() if k in fields}
 
-    The API key and the endpoint are deliberately absent; the scoring notebook reads the
-    endpoint from the environment like every other client. ``overrides`` (``report -p``)
-    win over the runs file.
+
+def notebook_parameters(
+    config: Config, run: Run, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """What papermill injects into a notebook of ``run``: its name, runs file, overrides.
+
+    Everything else (profile, store, datasets, families, the study's parameters) the
+    notebook's setup call derives from the runs file (`judgepanel.report.notebook_run`),
+    exactly as it does when a person runs the notebook in JupyterLab. The API key and the
+    endpoint are deliberately absent; the scoring notebook reads the endpoint from the
+    environment like every other client.
     """
-    profile = run.profile
-    run_dir = outputs / run.name
-    datasets = {
-        name: {"kind": profile.dataset(name).kind, "root": shown_path(profile.dataset(name).root)}
-        for name in run.datasets
-    }
-    params: dict[str, Any] = {
+    return {
         "run": run.name,
-        "profile": profile.name,
         "runs_file": shown_path(config.path),
-        "store": shown_path(profile.store),
-        "families": dict(profile.families),
-        "predeclared": list(profile.predeclared),
-        "simulated": profile.simulated,
-        "tables_dir": shown_path(run_dir / "tables"),
-        "datasets": datasets,
+        "overrides": run_overrides(run, overrides),
     }
-    if len(run.datasets) == 1:
-        ref = profile.dataset(run.dataset)
-        params.update(dataset=ref.name, dataset_kind=ref.kind, dataset_root=shown_path(ref.root))
-    params.update(run.parameters)
-    params.update(overrides or {})
-    return params
 
 
 def _notebook_path(name: str) -> Path:
@@ -127,13 +120,10 @@ def execute_notebook(
     run_dir = outputs / run.name
     run_dir.mkdir(parents=True, exist_ok=True)
     out_nb = run_dir / f"{name}.ipynb"
-    declared = pm.inspect_notebook(str(src))
-    # Inject only what the notebook declares, so one runs file can serve every notebook.
-    params = {
-        k: v
-        for k, v in notebook_parameters(config, run, outputs, overrides).items()
-        if k in declared
-    }
+    params = notebook_parameters(config, run, overrides)
+    # The kernel finds this report's outputs here (a kernel without it writes under
+    # outputs/interactive/); every notebook of one report shares them.
+    os.environ[OUTPUTS_ENV] = str(outputs)
     started = time.monotonic()
     error = ""
     try:
@@ -206,19 +196,20 @@ def report_replacements(
     return path_replacements({outputs: "outputs", origin or config.path.parent: "."})
 
 
-def may_score(
-    config: Config, run: Run, name: str, outputs: Path, overrides: dict[str, Any]
-) -> bool:
-    """Whether a notebook may send calls: it declares a ``score`` parameter that is not off.
+def may_score(config: Config, run: Run, name: str, overrides: dict[str, Any]) -> bool:
+    """Whether a notebook may send calls: one of `SCORING_NOTEBOOKS`, with ``score`` not off.
 
-    Such a notebook (``00_scoring``) runs or resumes its run's scoring when an endpoint is
-    configured, so the notebooks reading the same datasets wait for it.
+    Such a notebook runs or resumes its run's scoring when an endpoint is configured, so
+    the notebooks reading the same datasets wait for it.
     """
-    import papermill as pm  # heavy (the Jupyter stack): loaded when notebooks run
-
-    if "score" not in pm.inspect_notebook(str(_notebook_path(name))):
+    if name not in SCORING_NOTEBOOKS:
         return False
-    return bool(notebook_parameters(config, run, outputs, overrides).get("score", True))
+    params = resolve_parameters(run, config.parameters, run_overrides(run, overrides))
+    return bool(getattr(params, "score", True))
+
+
+SCORING_NOTEBOOKS = frozenset({"00_scoring"})
+"""The notebooks that run or resume their run's scoring (with the ``score`` parameter)."""
 
 
 QUICK_RESAMPLES = 200
@@ -333,13 +324,18 @@ def selected(config: Config, request: ReportRequest) -> list[tuple[Run, list[str
             f"--only {','.join(request.only)} matches no notebook of the selected runs; "
             f"their notebooks are: {', '.join(offered)}"
         )
-    known = set(config.parameters) | {k for run in runs for k in run.parameters}
-    unknown = sorted(set(request.overrides) - known)
-    if unknown:
-        raise ReportError(
-            f"-p {unknown[0]}: not a parameter of {config.path.name}; "
-            f"parameters are: {', '.join(sorted(known))}"
-        )
+    try:
+        known = {k for run in runs for k in parameter_model(run).model_fields}
+        unknown = sorted(set(request.overrides) - known)
+        if unknown:
+            raise ReportError(
+                f"-p {unknown[0]}: not a parameter of the selected runs' studies; "
+                f"parameters are: {', '.join(sorted(known))}"
+            )
+        for run in runs:  # types and the runs' own keys, before anything runs
+            resolve_parameters(run, config.parameters, run_overrides(run, request.overrides))
+    except ConfigError as exc:
+        raise ReportError(str(exc)) from None
     return [(run, names) for run, names in chosen if names]
 
 
@@ -399,7 +395,7 @@ def run_report(request: ReportRequest) -> int:
         steps = report_steps(
             chosen,
             outputs,
-            lambda run, name: may_score(config, run, name, outputs, request.overrides),
+            lambda run, name: may_score(config, run, name, request.overrides),
         )
 
         def execute(job: Job) -> NotebookResult | None:

@@ -60,7 +60,14 @@ TESTS: dict[str, str] = {
 
 
 class PoolError(ValueError):
-    """The calibration pool is missing or does not say what the study needs."""
+    """The calibration pool is missing or does not say what the study needs.
+
+    In a notebook it shows as its one-line message (IPython's ``_render_traceback_``): the
+    fix is a command to run (`make calibrate`), not a bug to trace.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from judgepanel.core.scoring import register_planner
 from judgepanel.core.settings import IMAGE_KINDS, ScoreSettings
 from judgepanel.datasets import Dataset
 from judgepanel.datasets.vab import image_mime
+from judgepanel.studies.fusion.parameters import FusionParameters
 from judgepanel.studies.fusion.temperature import load_rule
 
 SCORE_MAX_TOKENS = 200
@@ -204,4 +205,4 @@ def plan_temperature_grid(
 
 KINDS: tuple[str, ...] = IMAGE_KINDS
 for _kind in KINDS:
-    register_planner(_kind, plan_dataset, parameters=("temperature_rule",))
+    register_planner(_kind, plan_dataset, parameters=("temperature_rule",), model=FusionParameters)

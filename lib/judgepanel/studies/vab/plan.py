@@ -17,6 +17,7 @@ from judgepanel.core.settings import ScoreSettings
 from judgepanel.datasets import load_vab
 from judgepanel.datasets.vab import image_table
 from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.vab.parameters import VabParameters
 from judgepanel.studies.vab.protocol import plan_calls
 from judgepanel.studies.vab.rankers import panel_families
 
@@ -48,4 +49,6 @@ def plan_dataset(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
 
 
 KIND = "vab"
-register_planner(KIND, plan_dataset, parameters=("vab_orders", "vab_balanced", "seed"))
+register_planner(
+    KIND, plan_dataset, parameters=("vab_orders", "vab_balanced", "seed"), model=VabParameters
+)

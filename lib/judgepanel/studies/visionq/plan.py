@@ -7,6 +7,7 @@ from judgepanel.core.config import DatasetRef
 from judgepanel.core.scoring import register_planner
 from judgepanel.core.settings import ScoreSettings
 from judgepanel.datasets.visionq import load_questions
+from judgepanel.studies.visionq.parameters import VisionqParameters
 from judgepanel.studies.visionq.protocol import plan_calls
 
 
@@ -26,4 +27,6 @@ def plan_dataset(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
 
 
 KIND = "visionq"
-register_planner(KIND, plan_dataset, parameters=("visionq_rotations", "seed"))
+register_planner(
+    KIND, plan_dataset, parameters=("visionq_rotations", "seed"), model=VisionqParameters
+)

@@ -1,0 +1,126 @@
+"""What a notebook's setup cell calls: its run, resolved from the runs file, and its outputs.
+
+A notebook's parameters cell holds only what a user changes: the run's name, the runs file
+and overrides. `open_run` derives everything else (profile, store, datasets, families, the
+study's parameters, where tables go) from the runs file, the same way whether the report's
+papermill or a person's JupyterLab runs the kernel. Paths are the project's: the kernel's
+working folder becomes the project root, wherever the kernel was started.
+
+The report tells its kernels where its outputs are through :data:`OUTPUTS_ENV`; a kernel
+without it (JupyterLab) writes under ``outputs/interactive/<run>/``, never over the report.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from judgepanel.core.config import Config, ConfigError, Run, load_config
+from judgepanel.core.parameters import resolve_parameters
+from judgepanel.core.paths import DEFAULT_RUNS_FILE, project_root
+from judgepanel.report.nbtools import Notebook, setup
+
+OUTPUTS_ENV = "JUDGEPANEL_OUTPUTS"
+"""Set by the report for its kernels: the folder that holds ``<run>/tables``."""
+INTERACTIVE_DIR = "interactive"
+
+
+def _shown(path: Path) -> str:
+    """A path relative to the project when it lies inside (as the report shows paths)."""
+    try:
+        return Path(path).resolve().relative_to(project_root()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def run_outputs(run: str) -> tuple[Path, bool]:
+    """The folder of ``run``'s tables and figures, and whether the report asked for it."""
+    report = os.environ.get(OUTPUTS_ENV)
+    if report:
+        return Path(report) / run, True
+    return project_root() / "outputs" / INTERACTIVE_DIR / run, False
+
+
+def run_variables(
+    config: Config, run: Run, overrides: dict[str, Any] | None, tables: Path
+) -> dict[str, Any]:
+    """Every value a notebook of ``run`` reads, by the names the notebooks use."""
+    profile = run.profile
+    values: dict[str, Any] = {
+        "run": run.name,
+        "profile": profile.name,
+        "runs_file": _shown(config.path),
+        "store": _shown(profile.store),
+        "families": dict(profile.families),
+        "predeclared": list(profile.predeclared),
+        "simulated": profile.simulated,
+        "tables_dir": _shown(tables),
+        "datasets": {
+            d: {"kind": profile.dataset(d).kind, "root": _shown(profile.dataset(d).root)}
+            for d in run.datasets
+        },
+    }
+    if len(run.datasets) == 1:
+        ref = profile.dataset(run.dataset)
+        values.update(dataset=ref.name, dataset_kind=ref.kind, dataset_root=_shown(ref.root))
+    values.update(resolve_parameters(run, config.parameters, overrides).model_dump())
+    return values
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    """A notebook's run: its variables and its output context.
+
+    Attributes:
+        variables: the run's values by name (``store``, ``dataset_root``, ``n_resamples``...).
+        notebook: the output context (tables, figures, sentences).
+        interactive: True when no report asked for this execution.
+    """
+
+    variables: dict[str, Any]
+    notebook: Notebook
+    interactive: bool
+
+    def values(self, *names: str) -> tuple[Any, ...]:
+        """The run's values of ``names``, in order (a notebook unpacks what it reads)."""
+        unknown = [n for n in names if n not in self.variables]
+        if unknown:
+            raise KeyError(
+                f"{', '.join(unknown)}: not a value of this run; it has {', '.join(self.variables)}"
+            )
+        return tuple(self.variables[n] for n in names)
+
+
+def open_run(
+    run: str,
+    name: str,
+    *,
+    runs_file: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> NotebookRun:
+    """Resolve ``run`` for the notebook ``name`` and start its output context.
+
+    Raises:
+        ConfigError: an unknown run (the message lists the runs), or an unknown parameter
+            among ``overrides`` (it lists the parameters).
+    """
+    root = project_root()
+    os.chdir(root)  # the report's kernels start here; JupyterLab's start in notebooks/
+    path = Path(runs_file) if runs_file else Path(DEFAULT_RUNS_FILE)
+    config = load_config(path if path.is_absolute() else root / path)
+    chosen = config.run(run)
+    if name not in chosen.notebooks:
+        raise ConfigError(
+            f"run {run!r} does not include {name}; its notebooks are: {', '.join(chosen.notebooks)}"
+        )
+    folder, from_report = run_outputs(run)
+    values = run_variables(config, chosen, overrides, folder / "tables")
+    nb = setup(run=run, name=name, tables_dir=folder / "tables", simulated=chosen.profile.simulated)
+    if not from_report:
+        print(
+            f"{name} on run {run!r} ({chosen.profile.name}: {', '.join(chosen.datasets)}); "
+            f"tables and figures go to {_shown(folder)}/"
+        )
+    return NotebookRun(values, nb, not from_report)

@@ -1,0 +1,47 @@
+"""The parameters of the rubric-fusion notebooks (00-04, 07 and 08), with their defaults."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from judgepanel.core.parameters import StudyParameters
+
+
+class FusionParameters(StudyParameters):
+    """What the rubric-fusion notebooks read beyond the run's profile and datasets.
+
+    Attributes:
+        score: 00 runs or resumes the scoring first (needs ``OPENAI_BASE_URL``).
+        comparators: dataset -> CSV of off-the-shelf model scores (`judgepanel import scores`).
+        probe_k: 04's holistic repetitions of the cost probe.
+        ceiling_splits: 04's random split-halves of the noise ceiling.
+        headroom_resamples: 04's bootstrap resamples of the headroom.
+        n_partitions: 04's fold partitions of the robustness check.
+        partition_blocks: 04's feature blocks refitted on every partition.
+        imagestats_cache: where 04 caches the F11 image statistics.
+        temperature_rule: 07's pre-registered rule (YAML).
+        pool_dir: 08's scored calibration pool.
+        n_images: 08's images per replicate study.
+        null_replicates: 08's replicate studies in the null world.
+        curve_replicates: 08's replicate studies per power-curve world.
+        side_replicates: 08's replicate studies per side world.
+        partitions: 08's fold partitions per replicate of the partition check.
+        partition_replicates: 08's replicates of the partition check.
+    """
+
+    score: bool = True
+    comparators: dict[str, str] = Field(default_factory=dict)
+    probe_k: int = 5
+    ceiling_splits: int = 200
+    headroom_resamples: int = 2000
+    n_partitions: int = 20
+    partition_blocks: list[str] = Field(default_factory=lambda: ["pre-declared"])
+    imagestats_cache: str = "data/cache/imagestats"
+    temperature_rule: str = "rubric/prereg/temperature_rule.yaml"
+    pool_dir: str = "data/calibration/pool"
+    n_images: int = 500
+    null_replicates: int = 200
+    curve_replicates: int = 40
+    side_replicates: int = 25
+    partitions: int = 3
+    partition_replicates: int = 60
