@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -105,8 +104,7 @@ def test_notebook_08_runs_and_the_index_links_it(tiny_pool: Path, tmp_path: Path
     run = config.run("calibration")
     assert run.profile.name == "calibration"
     assert all(r.name != "calibration" for r in config.runs_of("demo"))  # not in `make report`
-    params = {
-        **run.parameters,
+    overrides = {  # what a person would set in the notebook's overrides
         "pool_dir": str(tiny_pool),
         "n_images": 40,
         "null_replicates": 4,
@@ -117,9 +115,8 @@ def test_notebook_08_runs_and_the_index_links_it(tiny_pool: Path, tmp_path: Path
         "n_resamples": 200,
         "n_jobs": 1,
     }
-    run = replace(run, parameters=params)
     outputs = tmp_path / "outputs"
-    result = execute_notebook(config, run, "08_calibration", outputs)
+    result = execute_notebook(config, run, "08_calibration", outputs, overrides=overrides)
     assert result.ok, result.error
     tables = outputs / "calibration" / "tables"
     for name in (

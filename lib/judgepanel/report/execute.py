@@ -219,7 +219,7 @@ QUICK_DESIGN = {"holistic_k": 5, "dimension_r": 2}
 are the first repetitions of the full design's, so a later full report reuses them."""
 QUICK_PARAMETERS = {"n_partitions": 5, "ceiling_splits": 50, "headroom_resamples": 500}
 """A quick report's lighter robustness checks (04): fold partitions, split-half ceilings and
-the headroom bootstrap; each notebook receives only those it declares."""
+the headroom bootstrap (global parameters: each run's study takes those its model knows)."""
 QUICK_RUNS_FILE = "quick-runs.yaml"
 
 
