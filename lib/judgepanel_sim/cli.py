@@ -59,6 +59,33 @@ def build_parser(prog: str = "python -m judgepanel_sim") -> argparse.ArgumentPar
     serve.add_argument(
         "--ledger", type=Path, help="append one JSON line per billed answer (usage) to this file"
     )
+    limits = serve.add_argument_group("provider behaviour (all off by default)")
+    limits.add_argument("--rpm", type=int, default=0, help="requests per minute per key (0: none)")
+    limits.add_argument("--tpm", type=int, default=0, help="tokens per minute per key (0: none)")
+    limits.add_argument(
+        "--burst-seconds",
+        type=float,
+        default=2.0,
+        help="seconds' worth of each limit a key may send at once (the bucket size)",
+    )
+    limits.add_argument(
+        "--no-count-refused",
+        dest="count_refused",
+        action="store_false",
+        help="refused requests do not count toward the request limit",
+    )
+    limits.add_argument(
+        "--cache-window",
+        type=int,
+        default=0,
+        help="report cached prompt prefixes seen in the last N answered requests (0: off)",
+    )
+    limits.add_argument(
+        "--report-cost", action="store_true", help="add usage.cost (USD), as OpenRouter does"
+    )
+    limits.add_argument(
+        "--prices", type=Path, help="JSON or YAML price table replacing the simulator's own"
+    )
     return parser
 
 
@@ -94,4 +121,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m judgepanel_sim") 
         timeout_rate=args.timeout_rate,
         echo_key=args.echo_key,
         ledger=args.ledger,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        burst_seconds=args.burst_seconds,
+        count_refused=args.count_refused,
+        cache_window=args.cache_window,
+        report_cost=args.report_cost,
+        prices=args.prices,
     )

@@ -58,12 +58,22 @@ def start_sim_server(
     echo_key: bool = False,
     ledger: Path | None = None,
     port: int = 0,
+    rpm: int = 0,
+    tpm: int = 0,
+    burst_seconds: float = 2.0,
+    count_refused: bool = True,
+    cache_window: int = 0,
+    report_cost: bool = False,
+    prices: Path | None = None,
 ) -> SimProcess:
     """Start the simulated judge server (``python -m judgepanel_sim serve``) on a free port
     (or on ``port``, to restart a server where its clients expect it).
 
     ``echo_key`` and ``ledger`` are the server's test switches: an endpoint that echoes the
-    key, and a file counting every billed answer. Returns once it accepts connections.
+    key, and a file counting every billed answer. ``rpm``, ``tpm``, ``burst_seconds``,
+    ``count_refused``, ``cache_window``, ``report_cost`` and ``prices`` make it behave like
+    a provider (rate limits, prompt caching, cost in usage); each is off by default and
+    forwarded only when set. Returns once it accepts connections.
     """
     workdir = Path(tempfile.mkdtemp(prefix="judgepanel-sim-", dir=log_dir))
     port_file = workdir / "port"
@@ -89,6 +99,13 @@ def start_sim_server(
         str(seed),
         *(["--echo-key"] if echo_key else []),
         *(["--ledger", str(ledger)] if ledger is not None else []),
+        *(["--rpm", str(rpm)] if rpm else []),
+        *(["--tpm", str(tpm)] if tpm else []),
+        *(["--burst-seconds", str(burst_seconds)] if burst_seconds != 2.0 else []),
+        *([] if count_refused else ["--no-count-refused"]),
+        *(["--cache-window", str(cache_window)] if cache_window else []),
+        *(["--report-cost"] if report_cost else []),
+        *(["--prices", str(prices)] if prices is not None else []),
     ]
     log = log_path.open("wb")
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}

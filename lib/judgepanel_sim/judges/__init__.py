@@ -4,6 +4,8 @@
 Five families of simulated judges (see ``families``) answer rubric, holistic and, through
 plug-in handlers, other image-judging prompts from generic pixel features (see
 ``perception``). Faults (429/500, stalls, malformed answers) are injected at seeded rates.
+Provider behaviour can be switched on: per-key rate limits (``ratelimit``), prompt caching
+(``caching``) and cost in usage (``pricing``), plus a router model that ignores ``n``.
 """
 
 from judgepanel_sim.judges.families import DIMENSIONS as DIMENSIONS

@@ -24,7 +24,7 @@ import uuid
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,21 @@ MODELS: tuple[str, ...] = (
     "sim-dune-v1",
     "sim-ember-v1",
 )
-"""Model ids the server answers for, one per simulated family."""
+"""Model ids the server answers for and lists, one per simulated family."""
+
+ROUTER_MODELS: dict[str, str] = {"router/sim-aurora-v1": "sim-aurora-v1"}
+"""Aliases that answer as the model they name but, like a router (OpenRouter), ignore
+``n`` and return one choice. Accepted by the chat endpoint and by ``GET /v1/models/{id}``
+but not listed by ``GET /v1/models``, whose answer stays as it was before they existed."""
+
+ACCEPTED_MODELS: tuple[str, ...] = MODELS + tuple(ROUTER_MODELS)
+"""Every model id a request may name."""
+
+
+def served_model(model: str) -> str:
+    """The simulated model behind ``model`` (an alias answers as the model it names)."""
+    return ROUTER_MODELS.get(model, model)
+
 
 MODEL_CREATED = 1_767_225_600  # 2026-01-01T00:00:00Z, a fixed "release date" for /v1/models
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -347,6 +361,9 @@ class ParsedChat:
         include_usage: ``stream_options.include_usage`` (usage in a last chunk).
         logprobs: return token log-probabilities.
         top_logprobs: alternatives per token (0 to 20).
+        segments: the prompt in message order, for prompt caching: one
+            (identity, text characters, image tokens) per content part, the identity
+            naming the message, its role and the part's text or image digest and detail.
     """
 
     model: str
@@ -367,6 +384,12 @@ class ParsedChat:
     include_usage: bool = False
     logprobs: bool = False
     top_logprobs: int = 0
+    segments: list[tuple[str, int, int]] = field(default_factory=list)
+
+    @property
+    def choices(self) -> int:
+        """Choices answered: ``n``, or one for a model that ignores ``n``."""
+        return 1 if self.model in ROUTER_MODELS else self.n
 
     def prompt_tokens(self) -> int:
         """Prompt tokens charged: the text, three per message, and every image."""
@@ -498,7 +521,7 @@ def parse_chat(body: object) -> ParsedChat:
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise _bad("you must provide a model parameter", param="model")
-    if model not in MODELS:
+    if model not in ACCEPTED_MODELS:
         raise ApiError(
             404,
             f"The model `{model}` does not exist or you do not have access to it.",
@@ -528,6 +551,7 @@ def parse_chat(body: object) -> ParsedChat:
     parts: list[tuple[str, object]] = []
     images: list[ImageView] = []
     details: list[str] = []
+    segments: list[tuple[str, int, int]] = []
     chars = 0
     for i, msg in enumerate(messages):
         where = f"messages[{i}]"
@@ -540,6 +564,7 @@ def parse_chat(body: object) -> ParsedChat:
             if kind == "text":
                 text = str(value)
                 chars += len(text)
+                segments.append((f"{i}\x1f{role}\x1ftext\x1f{text}", len(text), 0))
                 if role in ("system", "developer"):
                     system.append(text)
                 elif role == "user":
@@ -555,6 +580,8 @@ def parse_chat(body: object) -> ParsedChat:
                 images.append(view)
                 details.append(detail)
                 parts.append(("image", view))
+                identity = f"{i}\x1f{role}\x1fimage\x1f{view.digest}\x1f{detail}"
+                segments.append((identity, 0, image_tokens(view, detail)))
     return ParsedChat(
         model=model,
         system_text="\n".join(system),
@@ -574,6 +601,7 @@ def parse_chat(body: object) -> ParsedChat:
         include_usage=include_usage,
         logprobs=logprobs,
         top_logprobs=top_logprobs,
+        segments=segments,
     )
 
 
@@ -587,12 +615,16 @@ class Answer:
     logprobs: list[dict[str, Any]] | None = None
 
 
-def usage_body(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    """The chat-completions ``usage`` object."""
+def usage_body(
+    prompt_tokens: int, completion_tokens: int, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The chat-completions ``usage`` object, with ``extra`` fields (cached tokens, cost)
+    after the three counts when the server reports them."""
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
+        **(extra or {}),
     }
 
 
@@ -601,6 +633,7 @@ def completion_body(
     answers: list[Answer],
     prompt_tokens: int,
     fingerprint: str,
+    usage_extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ``chat.completion`` object with one choice per answer and usage."""
     return {
@@ -618,19 +651,18 @@ def completion_body(
             }
             for i, a in enumerate(answers)
         ],
-        "usage": usage_body(prompt_tokens, sum(a.completion_tokens for a in answers)),
+        "usage": usage_body(prompt_tokens, sum(a.completion_tokens for a in answers), usage_extra),
     }
+
+
+def model_object(model: str) -> dict[str, Any]:
+    """One model in the OpenAI format."""
+    return {"id": model, "object": "model", "created": MODEL_CREATED, "owned_by": "judgepanel-sim"}
 
 
 def models_body() -> dict[str, Any]:
-    """``GET /v1/models`` in the OpenAI list format."""
-    return {
-        "object": "list",
-        "data": [
-            {"id": m, "object": "model", "created": MODEL_CREATED, "owned_by": "judgepanel-sim"}
-            for m in MODELS
-        ],
-    }
+    """``GET /v1/models`` in the OpenAI list format (the aliases are not listed)."""
+    return {"object": "list", "data": [model_object(m) for m in MODELS]}
 
 
 def truncate_answer(text: str, max_tokens: int | None) -> tuple[str, int, str]:

@@ -88,8 +88,15 @@ def chat_body(body: object) -> dict[str, Any]:
     return chat
 
 
-def response_body(model: str, answer: Answer, prompt_tokens: int) -> dict[str, Any]:
-    """A ``response`` object with one assistant message and usage."""
+def response_body(
+    model: str,
+    answer: Answer,
+    prompt_tokens: int,
+    cached_tokens: int = 0,
+    usage_extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``response`` object with one assistant message and usage (``cached_tokens`` in
+    ``input_tokens_details``; ``usage_extra``, e.g. the cost, after the counts)."""
     done = answer.finish_reason == "stop"
     return {
         "id": f"resp_{uuid.uuid4().hex}",
@@ -113,9 +120,10 @@ def response_body(model: str, answer: Answer, prompt_tokens: int) -> dict[str, A
         "tools": [],
         "usage": {
             "input_tokens": prompt_tokens,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": cached_tokens},
             "output_tokens": answer.completion_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": prompt_tokens + answer.completion_tokens,
+            **(usage_extra or {}),
         },
     }

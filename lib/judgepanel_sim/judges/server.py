@@ -6,13 +6,29 @@ real client, retry and budget code, and peer clients, run against it unchanged. 
 injected at seeded rates: 429 (with ``Retry-After``) or 500 errors, stalled requests
 (released when the client disconnects), and malformed answers written by the matched
 handler. Nothing is logged per request, and the Authorization header is only checked
-for presence, never stored or printed, unless ``echo_key`` asks the server to misbehave
-like an endpoint that echoes the credential into its answers (to test that clients
-scrub it).
+for presence (with rate limits, a digest of it names the key's buckets), never stored or
+printed, unless ``echo_key`` asks the server to misbehave like an endpoint that echoes
+the credential into its answers (to test that clients scrub it).
 
 With a ``ledger`` file, every billed answer (a 200 with usage) appends one JSON line
-(model, seed, tokens) before its response is sent, in one ``write`` to a file opened for
-appending: the server's own count of what it billed, which survives a ``kill -9``.
+(model, seed, prompt, completion and cached tokens, cost in USD from the simulator's own
+price table, number of choices) before its response is sent, in one ``write`` to a file
+opened for appending: the server's own count of what it billed, which survives a
+``kill -9``.
+
+Provider behaviour, each off by default (and then every response byte is as before):
+
+* rate limits per API key (``rpm``, ``tpm``, ``burst_s``, ``count_refused``; see
+  ``ratelimit``): OpenAI's ``x-ratelimit-*`` headers on every chat and responses answer,
+  and a 429 in OpenAI's shape with ``retry-after`` when a bucket is short. The limiter
+  runs once the body is parsed and before latency, faults and answering; a refused request
+  takes no number of the fault schedule, so answers depend on the admitted requests only,
+  and a server whose limits never bite answers exactly as one without limits.
+* prompt caching (``cache_window``; see ``caching``): ``usage.prompt_tokens_details``.
+* cost (``report_cost``; see ``pricing``): ``usage.cost`` in USD, as OpenRouter reports it.
+
+``router/sim-aurora-v1`` answers as ``sim-aurora-v1`` but ignores ``n`` (one choice), as
+OpenRouter does; it is accepted but not listed by ``GET /v1/models``.
 """
 
 from __future__ import annotations
@@ -27,8 +43,9 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,20 +53,26 @@ import numpy as np
 import uvloop
 
 from judgepanel_sim.judges import responses, sse
+from judgepanel_sim.judges.caching import PromptCache
 from judgepanel_sim.judges.families import Family, family_for_model
 from judgepanel_sim.judges.handlers import SimRequest, find_handler
 from judgepanel_sim.judges.logprobs import answer_logprobs
+from judgepanel_sim.judges.pricing import DEFAULT_PRICES, PriceTable, cost, load_prices
 from judgepanel_sim.judges.protocol import (
     MAX_BODY_BYTES,
+    ROUTER_MODELS,
     Answer,
     ApiError,
     ParsedChat,
     compact_json,
     completion_body,
+    model_object,
     models_body,
     parse_chat,
+    served_model,
     truncate_answer,
 )
+from judgepanel_sim.judges.ratelimit import RateLimiter, key_of
 from judgepanel_sim.judges.rng import generator
 
 Scope = dict[str, Any]
@@ -57,6 +80,10 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 log = logging.getLogger("judgepanel_sim.judges")
+
+TPM_DEFAULT_COMPLETION = 256
+"""Completion tokens per choice a request without ``max_tokens`` is charged against the
+token limit (OpenAI counts the cap, not the answer, when it admits a request)."""
 
 
 class _ClientGone(Exception):
@@ -78,6 +105,15 @@ class SimConfig:
         max_body_bytes: larger bodies get 413.
         echo_key: copy the bearer token into every answer (a misbehaving endpoint).
         ledger: append one JSON line per billed answer here.
+        rpm: requests per minute per API key (0: no limit).
+        tpm: tokens per minute per API key (0: no limit); a request is charged its prompt
+            tokens plus ``max_tokens`` (or ``TPM_DEFAULT_COMPLETION``) per choice.
+        burst_s: seconds' worth of each limit a bucket holds (its burst).
+        count_refused: a refused request still uses one request of the limit.
+        cache_window: report as cached the longest prompt prefix seen among this many
+            last answered requests (0: no caching, no ``prompt_tokens_details``).
+        report_cost: add ``usage.cost`` (USD, from ``prices``).
+        prices: the price table (None: ``pricing.DEFAULT_PRICES``).
     """
 
     seed: int = 0
@@ -90,6 +126,13 @@ class SimConfig:
     max_body_bytes: int = MAX_BODY_BYTES
     echo_key: bool = False
     ledger: Path | None = None
+    rpm: int = 0
+    tpm: int = 0
+    burst_s: float = 2.0
+    count_refused: bool = True
+    cache_window: int = 0
+    report_cost: bool = False
+    prices: PriceTable | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("error_rate", "malformed_rate", "timeout_rate"):
@@ -100,6 +143,11 @@ class SimConfig:
             raise ValueError("error_rate + timeout_rate must not exceed 1")
         if self.latency_ms < 0:
             raise ValueError(f"latency_ms must be >= 0, got {self.latency_ms}")
+        for name in ("rpm", "tpm", "cache_window"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not self.burst_s > 0:
+            raise ValueError(f"burst_s must be > 0, got {self.burst_s}")
 
 
 def _uniforms(seed: int, counter: int, n: int) -> list[float]:
@@ -118,7 +166,8 @@ def request_rng(
 ) -> np.random.Generator:
     """The answer generator of one request.
 
-    Seeded from (server seed, model, the request's texts and image digests, its ``seed``);
+    Seeded from (server seed, model, the request's texts and image digests, its ``seed``;
+    an alias's model is the one it names, so it answers as that model does);
     without a ``seed`` the server's request counter is mixed in, so that identical
     requests still differ at temperature > 0.
     """
@@ -136,17 +185,18 @@ def sim_request(
     chat: ParsedChat, seed: int, counter: int = 0, *, family: Family | None = None
 ) -> SimRequest:
     """What a handler sees of a parsed request, with its seeded generator."""
+    model = served_model(chat.model)
     rng = request_rng(
         seed,
-        chat.model,
+        model,
         (chat.system_text, chat.user_text, chat.other_text),
         [v.digest for v in chat.images],
         chat.seed,
         counter,
     )
     return SimRequest(
-        model=chat.model,
-        family=family if family is not None else family_for_model(chat.model),
+        model=model,
+        family=family if family is not None else family_for_model(model),
         system_text=chat.system_text,
         user_text=chat.user_text,
         parts=chat.parts,
@@ -198,11 +248,18 @@ def answer_chat(
 
 
 class SimApp:
-    """The ASGI application."""
+    """The ASGI application (``clock``: the rate limiter's monotonic seconds)."""
 
-    def __init__(self, config: SimConfig) -> None:
+    def __init__(self, config: SimConfig, clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config
-        self.counter = 0  # requests seen; drives the fault schedule and unseeded sampling
+        self.counter = 0  # requests admitted; drives the fault schedule and unseeded sampling
+        self.limiter = (
+            RateLimiter(config.rpm, config.tpm, config.burst_s, config.count_refused, clock)
+            if config.rpm or config.tpm
+            else None
+        )
+        self.cache = PromptCache(config.cache_window) if config.cache_window else None
+        self.prices: PriceTable = DEFAULT_PRICES if config.prices is None else config.prices
         self.fingerprint = f"fp_sim_{config.seed & 0xFFFFFFFF:08x}"
         self._ledger_fd = (
             os.open(config.ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -267,8 +324,18 @@ class SimApp:
     def _authorised(cls, scope: Scope) -> bool:
         return bool(cls._bearer(scope))
 
-    def _bill(self, model: str, seed: int | None, prompt: int, completion: int) -> None:
-        """Append one billed answer to the ledger, if there is one."""
+    def _bill(
+        self,
+        model: str,
+        seed: int | None,
+        prompt: int,
+        completion: int,
+        cached: int = 0,
+        dollars: float | None = None,
+        choices: int = 1,
+    ) -> None:
+        """Append one billed answer to the ledger, if there is one (``cost`` is null for a
+        model without a price)."""
         if self._ledger_fd is None:
             return
         line = {
@@ -276,6 +343,9 @@ class SimApp:
             "seed": seed,
             "prompt_tokens": prompt,
             "completion_tokens": completion,
+            "cached_tokens": cached,
+            "cost": dollars,
+            "choices": choices,
         }
         os.write(self._ledger_fd, compact_json(line) + b"\n")
 
@@ -350,6 +420,9 @@ class SimApp:
                 if model["id"] == wanted:
                     await self._send_json(send, 200, model)
                     return
+            if wanted in ROUTER_MODELS:
+                await self._send_json(send, 200, model_object(wanted))
+                return
             raise ApiError(404, f"The model `{wanted}` does not exist.", code="model_not_found")
         if path not in ("/v1/chat/completions", "/v1/responses"):
             raise ApiError(404, f"unknown path {scope['path']!r}", code="not_found")
@@ -357,11 +430,68 @@ class SimApp:
             raise ApiError(405, f"method {method} is not allowed on {path}", code=None)
         await self._chat(scope, receive, send, responses_api=path == "/v1/responses")
 
+    @staticmethod
+    def _parse(raw: bytes, responses_api: bool) -> ParsedChat:
+        try:
+            body = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ApiError(
+                400, f"the request body is not valid JSON ({exc.msg})", param=None
+            ) from None
+        return parse_chat(responses.chat_body(body) if responses_api else body)
+
+    def _admit(
+        self, scope: Scope, raw: bytes, responses_api: bool
+    ) -> tuple[ParsedChat | None, ApiError | None, dict[str, str]]:
+        """Parse the request and pass it through the rate limiter (which must exist).
+
+        Returns the parsed request (or the error that parsing raised, to be sent once the
+        request has taken its place in the fault schedule, as without limits) and the
+        rate-limit headers. An unparsable request is not charged.
+
+        Raises:
+            ApiError: 429 when a bucket is short.
+        """
+        assert self.limiter is not None
+        key = key_of(self._bearer(scope))
+        try:
+            chat = self._parse(raw, responses_api)
+        except ApiError as err:
+            return None, err, self.limiter.peek(key)
+        cap = chat.max_tokens if chat.max_tokens is not None else TPM_DEFAULT_COMPLETION
+        decision = self.limiter.admit(key, chat.model, chat.prompt_tokens() + cap * chat.choices)
+        if decision.error is not None:
+            raise decision.error
+        return chat, None, decision.headers
+
     async def _chat(
         self, scope: Scope, receive: Receive, send: Send, *, responses_api: bool = False
     ) -> None:
-        cfg = self.config
         raw = await self._read_body(scope, receive)
+        chat: ParsedChat | None = None
+        bad: ApiError | None = None
+        limit_headers: dict[str, str] = {}
+        if self.limiter is not None:
+            chat, bad, limit_headers = self._admit(scope, raw, responses_api)
+        try:
+            await self._answer(scope, receive, send, raw, responses_api, chat, bad, limit_headers)
+        except ApiError as err:
+            err.headers = {**limit_headers, **err.headers}
+            raise
+
+    async def _answer(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        raw: bytes,
+        responses_api: bool,
+        chat: ParsedChat | None,
+        bad: ApiError | None,
+        headers: dict[str, str],
+    ) -> None:
+        """Answer an admitted request (``chat``/``bad``: parsed already by the limiter)."""
+        cfg = self.config
         self.counter += 1
         counter = self.counter
         if cfg.latency_ms > 0:
@@ -391,33 +521,47 @@ class SimApp:
                 code="internal_error",
                 param=None,
             )
-        try:
-            body = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ApiError(
-                400, f"the request body is not valid JSON ({exc.msg})", param=None
-            ) from None
-        chat = parse_chat(responses.chat_body(body) if responses_api else body)
+        if bad is not None:
+            raise bad
+        if chat is None:
+            chat = self._parse(raw, responses_api)
         answers = self._answers(chat, counter, u_malformed < cfg.malformed_rate, scope)
         prompt_tokens = chat.prompt_tokens()
-        self._bill(chat.model, chat.seed, prompt_tokens, sum(a.completion_tokens for a in answers))
+        completion_tokens = sum(a.completion_tokens for a in answers)
+        cached = self.cache.answer(chat) if self.cache is not None else 0
+        dollars = cost(self.prices, chat.model, prompt_tokens, cached, completion_tokens)
+        self._bill(
+            chat.model, chat.seed, prompt_tokens, completion_tokens, cached, dollars, len(answers)
+        )
+        extra: dict[str, Any] = {}
+        if self.cache is not None:
+            extra["prompt_tokens_details"] = {"cached_tokens": cached}
+        if cfg.report_cost:
+            extra["cost"] = dollars
         if responses_api:
-            body_out = responses.response_body(chat.model, answers[0], prompt_tokens)
-            await self._send_json(send, 200, body_out)
+            cost_only = {"cost": dollars} if cfg.report_cost else None
+            body_out = responses.response_body(
+                chat.model, answers[0], prompt_tokens, cached, cost_only
+            )
+            await self._send_json(send, 200, body_out, headers)
         elif chat.stream:
             events = sse.chunks(
-                chat.model, answers, prompt_tokens, self.fingerprint, chat.include_usage
+                chat.model, answers, prompt_tokens, self.fingerprint, chat.include_usage, extra
             )
-            await self._send_events(send, events)
+            await self._send_events(send, events, headers)
         else:
-            body_out = completion_body(chat.model, answers, prompt_tokens, self.fingerprint)
-            await self._send_json(send, 200, body_out)
+            body_out = completion_body(chat.model, answers, prompt_tokens, self.fingerprint, extra)
+            await self._send_json(send, 200, body_out, headers)
 
-    async def _send_events(self, send: Send, events: Any) -> None:
+    async def _send_events(
+        self, send: Send, events: Any, extra: dict[str, str] | None = None
+    ) -> None:
         headers = [
             (b"content-type", b"text/event-stream; charset=utf-8"),
             (b"cache-control", b"no-cache"),
         ]
+        for k, v in (extra or {}).items():
+            headers.append((k.lower().encode("latin-1"), v.encode("latin-1")))
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         for event in events:
             await send({"type": "http.response.body", "body": event, "more_body": True})
@@ -426,12 +570,12 @@ class SimApp:
     def _answers(
         self, chat: ParsedChat, counter: int, malformed: bool, scope: Scope
     ) -> list[Answer]:
-        """The request's ``n`` sampled answers (one generator, drawn in turn); the first is
-        :func:`answer_chat`'s."""
+        """The request's sampled answers, ``n`` or one for an alias that ignores ``n``
+        (one generator, drawn in turn); the first is :func:`answer_chat`'s."""
         cfg = self.config
         req = sim_request(chat, cfg.seed, counter)
         out = []
-        for _ in range(chat.n):
+        for _ in range(chat.choices):
             text = answer_text(req, malformed=malformed)
             if cfg.echo_key:
                 text = _echo(text, self._bearer(scope))
@@ -540,8 +684,18 @@ def serve_command(
     timeout_rate: float = 0.0,
     echo_key: bool = False,
     ledger: Path | None = None,
+    rpm: int = 0,
+    tpm: int = 0,
+    burst_seconds: float = 2.0,
+    count_refused: bool = True,
+    cache_window: int = 0,
+    report_cost: bool = False,
+    prices: Path | None = None,
 ) -> int:
-    """``judgepanel sim-server``: run the simulated judge server in the foreground."""
+    """``judgepanel sim-server``: run the simulated judge server in the foreground.
+
+    ``prices`` is a JSON or YAML price file replacing the simulator's own table.
+    """
     try:
         config = SimConfig(
             seed=seed,
@@ -551,6 +705,13 @@ def serve_command(
             timeout_rate=timeout_rate,
             echo_key=echo_key,
             ledger=ledger,
+            rpm=rpm,
+            tpm=tpm,
+            burst_s=burst_seconds,
+            count_refused=count_refused,
+            cache_window=cache_window,
+            report_cost=report_cost,
+            prices=load_prices(prices) if prices is not None else None,
         )
     except ValueError as exc:
         print(f"judgepanel sim-server: {exc}", file=sys.stderr)

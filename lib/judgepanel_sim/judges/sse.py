@@ -28,8 +28,10 @@ def chunks(
     prompt_tokens: int,
     fingerprint: str,
     include_usage: bool,
+    usage_extra: dict[str, Any] | None = None,
 ) -> Iterator[bytes]:
-    """The SSE body of a streamed completion, event by event."""
+    """The SSE body of a streamed completion, event by event (``usage_extra``: fields the
+    usage chunk carries after the counts, such as cached tokens and cost)."""
     base = {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
         "object": "chat.completion.chunk",
@@ -52,5 +54,7 @@ def chunks(
         yield chunk(i, {}, a.finish_reason)
     if include_usage:
         total = sum(a.completion_tokens for a in answers)
-        yield _event({**base, "choices": [], "usage": usage_body(prompt_tokens, total)})
+        yield _event(
+            {**base, "choices": [], "usage": usage_body(prompt_tokens, total, usage_extra)}
+        )
     yield b"data: [DONE]\n\n"
