@@ -89,3 +89,26 @@ def test_not_yaml_is_a_config_error(tmp_path):
     path = tmp_path / "runs.yaml"
     path.write_text("profiles: [unclosed\n", encoding="utf-8")
     assert "not valid YAML" in _error(path)
+
+
+def test_a_price_may_name_its_cached_input_price(tmp_path):
+    path, _ = _broken(
+        tmp_path, "sim-dune-v1: {input: 0.10, cached_input: 0.025,", "sim-dune-v1: {input: 0.10,"
+    )
+    assert load_config(path).price("sim-dune-v1").cached_input is None  # optional
+    assert load_config().price("sim-dune-v1").cached_input == 0.025
+
+
+def test_a_bad_cached_input_price_names_its_line(tmp_path):
+    path, line = _broken(tmp_path, "cached_input: 0.05,", "cached_input: -0.05,")
+    assert re.search(
+        rf"papermill_runs\.yaml:{line}: prices\.sim-basalt-v1\.cached_input: .*greater than or "
+        "equal to 0",
+        _error(path),
+    )
+    path, line = _broken(tmp_path, "cached_input: 0.05,", "cached_input: cheap,")
+    assert re.search(rf":{line}: prices\.sim-basalt-v1\.cached_input: .*number", _error(path))
+    path, line = _broken(tmp_path, "cached_input: 0.05,", "cache_input: 0.05,")
+    message = _error(path)
+    assert f":{line}: prices.sim-basalt-v1.cache_input: unknown key" in message
+    assert "cached_input" in message.split("the keys here are:")[1]

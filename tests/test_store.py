@@ -14,7 +14,7 @@ import pytest
 
 from judgepanel.cli import export_command, status_command
 from judgepanel.core.calls import KEY_FIELDS, CallKey
-from judgepanel.core.store import CallResult, Store, StoreError
+from judgepanel.core.store import SCHEMA_VERSION, CallResult, Store, StoreError
 
 
 def key(item: str = "img1", rep: int = 0, dataset: str = "eva", **kw) -> CallKey:
@@ -72,7 +72,9 @@ def test_round_trip_and_wal(tmp_path: Path) -> None:
     # the WAL mode is a property of the file: a fresh connection sees it
     con = sqlite3.connect(tmp_path / "s.sqlite")
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "2"
+    assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(
+        SCHEMA_VERSION
+    )
     con.close()
 
 
@@ -334,15 +336,20 @@ def test_a_schema_1_store_is_read_as_is_and_migrated_on_write(tmp_path: Path) ->
     assert con.execute("SELECT value FROM meta").fetchone()[0] == "1"
     con.close()
     with Store(path) as store:  # a writer migrates it in place
-        assert store.schema_version == 2
+        assert store.schema_version == SCHEMA_VERSION
         migrated = store.frame().set_index("item")
         # a plain resume sends the retryable failure again, and only that one
         assert store.completed_digests("eva") == {key_digest(key("a")), key_digest(key("c"))}
         store.record(key("b"), OK)
     pd.testing.assert_frame_equal(migrated[["failure", "billed"]], df[["failure", "billed"]])
     with Store(path, readonly=True) as store:
-        assert store.schema_version == 2
-        assert store.frame().set_index("item").loc["b", "attempts"] == 6 + OK.attempts
+        assert store.schema_version == SCHEMA_VERSION
+        after = store.frame().set_index("item")
+    assert after.loc["b", "attempts"] == 6 + OK.attempts
+    # 1 -> 3 in one step: schema 3's columns are there too, unknown for the old rows
+    assert pd.isna(after.loc["a", "cached_tokens"]) and pd.isna(after.loc["c", "reported_cost"])
+    assert list(after["samples_per_request"]) == [1, 1, 1]
+    assert pd.isna(df["cached_tokens"]).all() and list(df["samples_per_request"]) == [1, 1, 1]
 
 
 def test_reservations_survive_until_recorded_or_recovered(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ import judgepanel.studies  # noqa: F401  (registers each study's planner)
 from judgepanel import __version__
 from judgepanel.core.client import ClientError, scrub
 from judgepanel.core.config import ConfigError, load_config
+from judgepanel.core.coverage import describe_mix
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.core.preflight import preflight
 from judgepanel.core.retry import MAX_FAILURE_SHARE
@@ -326,8 +327,48 @@ def score_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _tokens(n: int | None) -> str:
+    return "unknown" if n is None else f"{n:,}"
+
+
+def _reported(m: dict) -> str:
+    """A model's reported cost, and on how many of its billed calls when not all."""
+    if m["cost_reported"] is None:
+        return "not reported"
+    text = f"${m['cost_reported']:.4f}"
+    if m["reported_calls"] < m["billed_calls"]:
+        text += f" ({m['reported_calls']} of {m['billed_calls']} billed calls)"
+    return text
+
+
+def _cost_lines(info: dict) -> list[str]:
+    """Per model: calls, tokens, cost as estimated and as reported; mixed samples per request."""
+    if not info["models"]:
+        return []
+    table = pd.DataFrame(
+        [
+            {
+                "model": m["model"],
+                "calls": m["calls"],
+                "input tokens": _tokens(m["input_tokens"]),
+                "cached tokens": _tokens(m["cached_tokens"]),
+                "output tokens": _tokens(m["output_tokens"]),
+                "cost estimated": f"${m['cost_estimated']:.4f}",
+                "cost reported": _reported(m),
+            }
+            for m in info["models"]
+        ]
+    )
+    lines = ["", "cost per model", table.to_string(index=False)]
+    for m in info["models"]:
+        if len(m["samples_per_request"]) > 1:
+            lines.append(f"{m['model']} holds {describe_mix(m['samples_per_request'])}")
+    return lines
+
+
 def status_command(args: argparse.Namespace) -> int:
-    """``judgepanel status``: counts by dataset, family, kind and status; failures; spend."""
+    """``judgepanel status``: counts by dataset, family, kind and status; failures; spend;
+    tokens and cost per model, as estimated and as the provider reported it."""
     try:
         store = Store(args.store, readonly=True)
     except (FileNotFoundError, StoreError) as exc:
@@ -344,6 +385,11 @@ def status_command(args: argparse.Namespace) -> int:
         f"(retryable {info['retryable']}, final {info['final']})  attempts {info['attempts']}"
     )
     print(f"spend   ${info['spend']:.4f} over {info['billed_answers']} billed answers")
+    if info["cost_reported"] is not None:
+        print(
+            f"reported by the provider ${info['cost_reported']:.4f} on "
+            f"{info['reported_calls']} of {info['billed_calls']} billed calls"
+        )
     if info["unanswered_calls"]:
         print(
             f"possibly billed, unanswered: {info['unanswered_calls']} calls sent whose answer "
@@ -367,6 +413,8 @@ def status_command(args: argparse.Namespace) -> int:
         )
         print()
         print(wide.to_string(index=False))
+    for line in _cost_lines(info):
+        print(line)
     if info["failures"]:
         print("\nfailures by reason")
         for f in info["failures"]:

@@ -43,13 +43,37 @@ class DatasetRef:
 
 @dataclass(frozen=True)
 class Price:
-    """USD per one million input and output tokens."""
+    """USD per one million input, cached input and output tokens.
+
+    ``cached_input`` is what a provider bills for prompt tokens it served from its cache
+    (a repeated prompt prefix); ``None`` means cached tokens cost the full input price,
+    the safe assumption where a discount is not confirmed.
+    """
 
     input: float
     output: float
+    cached_input: float | None = None
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.input + completion_tokens * self.output) / 1e6
+    def cost(
+        self, prompt_tokens: float, completion_tokens: float, cached_tokens: float = 0
+    ) -> float:
+        """USD for one answer; ``prompt_tokens`` includes the ``cached_tokens`` (as OpenAI's
+        usage counts them), which are billed at ``cached_input``.
+
+        Raises:
+            ValueError: ``cached_tokens`` is negative or more than ``prompt_tokens``.
+        """
+        if not 0 <= cached_tokens <= prompt_tokens:
+            raise ValueError(
+                f"cached_tokens must lie between 0 and prompt_tokens ({prompt_tokens}), "
+                f"got {cached_tokens}: the cached tokens are part of the prompt"
+            )
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        return (
+            (prompt_tokens - cached_tokens) * self.input
+            + cached_tokens * cached_price
+            + completion_tokens * self.output
+        ) / 1e6
 
 
 @dataclass(frozen=True)
@@ -224,7 +248,7 @@ def load_config(path: str | Path | None = None) -> Config:
         )
         for kind, d in spec.scoring.items()
     }
-    prices = {model: Price(p.input, p.output) for model, p in spec.prices.items()}
+    prices = {model: Price(p.input, p.output, p.cached_input) for model, p in spec.prices.items()}
     parameters = dict(spec.parameters)
     runs = {
         name: Run(

@@ -66,34 +66,91 @@ def failures(calls: pd.DataFrame, dataset: str | None = None) -> pd.DataFrame:
 
 
 def cost_summary(calls: pd.DataFrame, dataset: str, n_images: int) -> pd.DataFrame:
-    """Calls, tokens and USD per family, with the cost per image."""
-    df = calls[calls["dataset"] == dataset]
+    """Calls, tokens and USD per family, with the cost per image.
+
+    ``cost_usd`` is our estimate from the token counts and the price table (cached prompt
+    tokens at the cached-input price); ``reported_usd`` is what the provider itself reported
+    (OpenRouter's ``usage.cost``) over the billed calls that reported one, empty when none
+    did. ``cached_tokens`` are part of ``prompt_tokens``, empty when no call reported them.
+
+    Returns:
+        Columns family, model, calls, attempts, prompt_tokens, cached_tokens,
+        completion_tokens, cost_usd, reported_usd, usd_per_image; one row per family and a
+        last row ``all``.
+    """
+    df = calls[calls["dataset"] == dataset].copy()
+    if "cached_tokens" not in df:
+        df["cached_tokens"] = pd.array([pd.NA] * len(df), dtype="Int64")
+    reported = df["reported_cost"] if "reported_cost" in df else pd.Series(np.nan, df.index)
+    if "billed" in df:
+        reported = reported.where(df["billed"] > 0)  # a send that billed nothing reports nothing
+    df["reported_usd"] = reported.astype("float64")
     g = df.groupby("family").agg(
         model=("model", "first"),
         calls=("status", "size"),
         attempts=("attempts", "sum"),
         prompt_tokens=("prompt_tokens", "sum"),
+        cached_tokens=("cached_tokens", lambda s: s.sum(min_count=1)),
         completion_tokens=("completion_tokens", "sum"),
         cost_usd=("cost", "sum"),
+        reported_usd=("reported_usd", lambda s: s.sum(min_count=1)),
     )
     g["usd_per_image"] = g["cost_usd"] / max(n_images, 1)
     g = g.reset_index()
+    summed = ["calls", "attempts", "prompt_tokens", "completion_tokens", "cost_usd"]
     total = {
         "family": "all",
         "model": "",
-        **{
-            c: g[c].sum()
-            for c in [
-                "calls",
-                "attempts",
-                "prompt_tokens",
-                "completion_tokens",
-                "cost_usd",
-                "usd_per_image",
-            ]
-        },
+        **{c: g[c].sum() for c in summed},
+        "cached_tokens": g["cached_tokens"].sum(min_count=1),
+        "reported_usd": g["reported_usd"].sum(min_count=1),
+        "usd_per_image": g["usd_per_image"].sum(),
     }
-    return pd.concat([g, pd.DataFrame([total])], ignore_index=True)
+    out = pd.concat([g, pd.DataFrame([total])], ignore_index=True)
+    out["cached_tokens"] = out["cached_tokens"].astype("Int64")
+    out["reported_usd"] = out["reported_usd"].astype("float64")
+    return out[COST_COLUMNS]
+
+
+COST_COLUMNS: list[str] = [
+    "family",
+    "model",
+    "calls",
+    "attempts",
+    "prompt_tokens",
+    "cached_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "reported_usd",
+    "usd_per_image",
+]
+"""The columns of :func:`cost_summary`, in order."""
+
+
+def samples_per_request_mix(calls: pd.DataFrame) -> dict[int, int]:
+    """Rows per ``samples_per_request`` value (1: drawn alone; n: one of n choices).
+
+    The frame counterpart of ``Store.samples_per_request_mix``, for rows already read.
+    """
+    if "samples_per_request" not in calls or calls.empty:
+        return {}
+    counts = calls["samples_per_request"].value_counts().sort_index()
+    return {int(v): int(n) for v, n in counts.items()}
+
+
+def describe_mix(mix: dict[int, int]) -> str:
+    """A mix of samples per request in words, e.g. ``"300 rows drawn one at a time and 120
+    rows drawn 5 to a request"``."""
+
+    def part(value: int, n: int) -> str:
+        rows = f"{n:,} row" + ("" if n == 1 else "s")
+        how = "one at a time" if value == 1 else f"{value} to a request"
+        return f"{rows} drawn {how}"
+
+    parts = [part(v, n) for v, n in sorted(mix.items())]
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _split_half(wide: pd.DataFrame) -> tuple[float, float]:

@@ -65,10 +65,15 @@ class ScoringSpec(_Strict):
 
 
 class PriceSpec(_Strict):
-    """USD per one million input and output tokens."""
+    """USD per one million input, cached input and output tokens.
+
+    ``cached_input`` is the price of prompt tokens served from the provider's cache; left
+    out, they are charged the full input price.
+    """
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+    cached_input: float | None = Field(None, ge=0)
 
 
 class RunSpec(_Strict):

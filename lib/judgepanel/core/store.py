@@ -16,6 +16,12 @@ attempts were used up: a later run may succeed, and a plain resume sends it agai
 be built: only ``--retry-failed`` sends it again). Cost, tokens, attempts and billed answers
 accumulate over every send of a call, so a retried call never hides what it cost before.
 
+Cost is kept twice: ``cost`` is our estimate from the token counts and the price table
+(cached prompt tokens at the cached-input price), ``reported_cost`` what the provider itself
+reported as ``usage.cost`` (OpenRouter does; ``NULL`` where it did not), so the two can be
+compared. ``samples_per_request`` says whether a row was drawn alone or as one of ``n``
+choices of a request, whose prompt is billed once.
+
 Durability: the file is in WAL mode with ``synchronous=NORMAL``. In WAL mode a commit
 appends to the write-ahead log; with NORMAL the log is synced to disk at checkpoints rather
 than at every commit. A killed process (``kill -9``) therefore loses nothing it committed,
@@ -46,7 +52,7 @@ import pandas as pd
 
 from judgepanel.core.calls import KEY_FIELDS, CallKey, key_digest
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _KEY_COLUMNS = """
     dataset TEXT NOT NULL,
@@ -106,6 +112,9 @@ CREATE TABLE IF NOT EXISTS calls ({_KEY_COLUMNS},
     seed INTEGER,
     created_at TEXT NOT NULL,
     key_digest INTEGER NOT NULL,
+    cached_tokens INTEGER,
+    reported_cost REAL,
+    samples_per_request INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY ({", ".join(KEY_FIELDS)})
 );
 CREATE INDEX IF NOT EXISTS calls_digest ON calls (dataset, status, key_digest);
@@ -121,14 +130,17 @@ RESULT_FIELDS: tuple[str, ...] = (
     "reason",
     "failure",
     "prompt_tokens",
+    "cached_tokens",
     "completion_tokens",
     "cost",
+    "reported_cost",
     "latency_s",
     "attempts",
     "reasks",
     "billed",
     "finish_reason",
     "seed",
+    "samples_per_request",
     "created_at",
 )
 COLUMNS: tuple[str, ...] = KEY_FIELDS + RESULT_FIELDS
@@ -137,13 +149,36 @@ _WRITTEN: tuple[str, ...] = (*COLUMNS, "key_digest")
 
 _CUMULATIVE: tuple[str, ...] = (
     "prompt_tokens",
+    "cached_tokens",
     "completion_tokens",
     "cost",
+    "reported_cost",
     "attempts",
     "reasks",
     "billed",
 )
 """Columns that add up over every send of a call (a NULL token count stays unknown)."""
+
+_BILLED_ONLY: tuple[str, ...] = ("cached_tokens", "reported_cost")
+"""Cumulative columns a send without a billed answer adds nothing to, ``NULL`` or not.
+
+Such a send was never billed, so it has no cached tokens or reported cost to be unknown;
+it neither turns the earlier sends' sum into ``NULL`` nor is made unknown by them.
+"""
+
+
+def _accumulate(column: str) -> str:
+    """The ``ON CONFLICT`` update of one result column (SET reads the row before it)."""
+    if column in _BILLED_ONLY:
+        return (
+            f"{column} = CASE WHEN calls.billed = 0 THEN excluded.{column} "
+            f"WHEN excluded.billed = 0 THEN calls.{column} "
+            f"ELSE calls.{column} + excluded.{column} END"
+        )
+    if column in _CUMULATIVE:
+        return f"{column} = calls.{column} + excluded.{column}"
+    return f"{column} = excluded.{column}"
+
 
 # A completed call replaces a stored row only when that row failed: an ``ok`` answer is
 # never overwritten, so two writers or a resend can never turn one call into two answers.
@@ -151,10 +186,7 @@ _CUMULATIVE: tuple[str, ...] = (
 _INSERT = (
     f"INSERT INTO calls ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))}) "
     f"ON CONFLICT ({', '.join(KEY_FIELDS)}) DO UPDATE SET "
-    + ", ".join(
-        f"{c} = calls.{c} + excluded.{c}" if c in _CUMULATIVE else f"{c} = excluded.{c}"
-        for c in RESULT_FIELDS
-    )
+    + ", ".join(_accumulate(c) for c in RESULT_FIELDS)
     + " WHERE calls.status = 'failed'"
 )
 
@@ -170,6 +202,12 @@ _BILLED_OF_REASON = (
     "reasks + (status = 'ok' OR reason LIKE 'unparseable:%' OR reason LIKE 'parser error:%')"
 )
 """Billed answers of a schema-1 row: its re-asks, plus its last answer if one came back."""
+_ADDED_IN_3 = (
+    ("cached_tokens", "INTEGER", "NULL"),
+    ("reported_cost", "REAL", "NULL"),
+    ("samples_per_request", "INTEGER NOT NULL DEFAULT 1", "1"),
+)
+"""The columns schema 3 added: name, declaration, and what an older row reads as."""
 
 FAILURE_KINDS: tuple[str, ...] = ("retryable", "final")
 _RETRYABLE_TEXT = re.compile(r".* after [0-9]+ attempts$", re.DOTALL)
@@ -215,14 +253,21 @@ class CallResult:
         reason: why the call failed (``""`` when ok).
         failure: ``retryable`` or ``final`` when failed (``""`` when ok).
         prompt_tokens: input tokens billed over every answered attempt.
+        cached_tokens: of ``prompt_tokens``, those the provider served from its cache
+            (``usage.prompt_tokens_details.cached_tokens``); ``None`` when not reported.
         completion_tokens: output tokens billed over every answered attempt.
-        cost: USD over every answered attempt.
+        cost: USD over every answered attempt, as estimated from the tokens and prices.
+        reported_cost: USD the provider itself reported (``usage.cost``), summed over the
+            answered attempts; ``None`` when it reported none. A send without an answered
+            attempt adds nothing to either sum, whatever it carries (see ``_BILLED_ONLY``).
         latency_s: seconds from the first attempt to the outcome, waits included.
         attempts: HTTP attempts sent.
         reasks: new attempts caused by unreadable answers.
         billed: answered (so billable) attempts.
         finish_reason: the last answer's finish reason.
         seed: the sampling seed of the last attempt.
+        samples_per_request: how many choices (``n``) the request that drew this row asked
+            for: 1 for one sample per request.
     """
 
     status: str
@@ -240,8 +285,15 @@ class CallResult:
     billed: int = 0
     finish_reason: str | None = None
     seed: int | None = None
+    cached_tokens: int | None = None
+    reported_cost: float | None = None
+    samples_per_request: int = 1
 
     def __post_init__(self) -> None:
+        if self.samples_per_request < 1:
+            raise ValueError(
+                f"samples_per_request must be at least 1, got {self.samples_per_request}"
+            )
         if self.status == "ok":
             object.__setattr__(self, "failure", "")
         elif self.failure not in FAILURE_KINDS:
@@ -260,14 +312,17 @@ def _row(key: CallKey, result: CallResult, created_at: str) -> tuple:
         result.reason,
         result.failure,
         result.prompt_tokens,
+        result.cached_tokens,
         result.completion_tokens,
         result.cost,
+        result.reported_cost,
         result.latency_s,
         result.attempts,
         result.reasks,
         result.billed,
         result.finish_reason,
         result.seed,
+        result.samples_per_request,
         created_at,
         key_digest(key),
     )
@@ -396,11 +451,11 @@ class Store:
                 self._conn.close()
                 raise
         version = self.schema_version = self._check_schema()
-        if version == 1:
+        if version < SCHEMA_VERSION:
             if readonly:
-                self._read_version_1()
+                self._read_old_version(version)
             else:
-                self._migrate_from_1()
+                self._migrate()
                 self.schema_version = SCHEMA_VERSION
         if not readonly and str(self.path) != ":memory:":
             # The writer lock is taken on the store file itself (see ``sending``); the
@@ -429,31 +484,35 @@ class Store:
             )
 
     def _check_schema(self) -> int:
-        """The file's schema version: this one, or 1 (which is migrated or read as is)."""
+        """The file's schema version: this one, or an older one (migrated or read as is)."""
         try:
             row = self._conn.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a judgepanel store ({exc})") from None
-        if row is None or int(row[0]) not in (1, SCHEMA_VERSION):
+        if row is None or int(row[0]) not in range(1, SCHEMA_VERSION + 1):
             found = row[0] if row else "none"
             raise StoreError(
                 f"{self.path}: store schema version {found}, this code reads {SCHEMA_VERSION}"
             )
         return int(row[0])
 
-    def _migrate_from_1(self) -> None:
-        """Add what schema 2 keeps (failure kind, billed answers, reservations) in place.
+    def _migrate(self) -> None:
+        """Bring an older file to this schema in place, in one transaction.
 
-        Schema 1 kept the failure kind only in the reason text and no count of billed
-        answers, so both are derived from the columns it had.
+        From 1: the failure kind and billed answers, which schema 1 kept only in the reason
+        text and the re-asks, are derived from the columns it had. From 2: cached tokens and
+        reported cost are added as unknown (``NULL``), samples per request as 1 (schema 2
+        drew every row alone). ``BEGIN IMMEDIATE`` takes the write lock before the version
+        is read again, so two processes opening one old file migrate it once.
         """
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if int(row[0]) == 1:  # another process may have migrated it while we waited
+            version = int(row[0])  # another process may have migrated it while we waited
+            if version == 1:
                 conn.execute(
                     "ALTER TABLE calls ADD COLUMN failure TEXT NOT NULL DEFAULT '' "
                     "CHECK (failure IN ('', 'retryable', 'final'))"
@@ -462,6 +521,10 @@ class Store:
                 conn.execute(
                     f"UPDATE calls SET failure = {_FAILURE_OF_REASON}, billed = {_BILLED_OF_REASON}"
                 )
+            if version <= 2:
+                for name, declaration, _ in _ADDED_IN_3:
+                    conn.execute(f"ALTER TABLE calls ADD COLUMN {name} {declaration}")
+            if version < SCHEMA_VERSION:
                 conn.execute(
                     "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
                 )
@@ -470,18 +533,20 @@ class Store:
             conn.execute("ROLLBACK")
             raise
 
-    def _read_version_1(self) -> None:
-        """Read a schema-1 store without writing to it: temporary views add what it lacks.
+    def _read_old_version(self, version: int) -> None:
+        """Read an older store without writing to it: temporary objects add what it lacks.
 
         Temporary objects shadow the file's own of the same name, so every query below
-        runs unchanged on the old file.
+        runs unchanged on the old file: a view of ``calls`` adds the columns of later
+        schemas as an older row reads them, and schema 1 gets empty reservation tables.
         """
+        added = [f"{value} AS {name}" for name, _, value in _ADDED_IN_3]
+        script = ""
+        if version == 1:
+            added = [f"{_FAILURE_OF_REASON} AS failure", f"{_BILLED_OF_REASON} AS billed", *added]
+            script = _RESERVATION_TABLES.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE")
         self._conn.executescript(
-            f"""
-            CREATE TEMP VIEW calls AS SELECT *, {_FAILURE_OF_REASON} AS failure,
-                {_BILLED_OF_REASON} AS billed FROM main.calls;
-            {_RESERVATION_TABLES.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE")}
-            """
+            f"CREATE TEMP VIEW calls AS SELECT *, {', '.join(added)} FROM main.calls;\n{script}"
         )
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -642,11 +707,14 @@ class Store:
         sql = f"SELECT {', '.join(wanted)} FROM calls{where} ORDER BY {', '.join(KEY_FIELDS)}"
         df = pd.read_sql_query(sql, self._conn, params=params)
         # Nullable integer columns stay integers when some rows are NULL.
-        for col in ("prompt_tokens", "completion_tokens", "seed"):
+        for col in ("prompt_tokens", "cached_tokens", "completion_tokens", "seed"):
             if col in df:
                 df[col] = df[col].astype("Int64")
-        if "value" in df:
-            df["value"] = df["value"].astype("float64")
+        for col in ("value", "reported_cost"):
+            if col in df:
+                df[col] = df[col].astype("float64")
+        if "samples_per_request" in df:
+            df["samples_per_request"] = df["samples_per_request"].astype("int64")
         return df
 
     def spend(self, dataset: str | None = None) -> float:
@@ -679,9 +747,83 @@ class Store:
         sql = "SELECT COUNT(DISTINCT item) FROM calls WHERE dataset = ?"
         return int(self._conn.execute(sql, (dataset,)).fetchone()[0])
 
+    def samples_per_request_mix(
+        self, dataset: str | None = None, models: Iterable[str] | None = None
+    ) -> dict[int, int]:
+        """How many rows were drawn at each ``samples_per_request`` (value -> rows).
+
+        More than one key means the rows mix calls drawn one at a time with calls drawn
+        ``n`` to a request, whose repetitions share one prompt (and its cache): an analysis
+        of repeatability should know.
+
+        Args:
+            dataset: only this dataset.
+            models: only these model ids.
+        """
+        where, params = _where(dataset=dataset)
+        if models is not None:
+            names = sorted(set(models))
+            where += (" AND " if where else " WHERE ") + f"model IN ({', '.join('?' * len(names))})"
+            params.extend(names)
+        rows = self._conn.execute(
+            f"SELECT samples_per_request, COUNT(*) FROM calls{where} "
+            "GROUP BY samples_per_request ORDER BY samples_per_request",
+            params,
+        )
+        return {int(v): int(n) for v, n in rows}
+
+    def _billing(self, group_by: str = "") -> list[tuple[Any, ...]]:
+        """Calls, token sums, estimated and reported USD, per ``group_by`` column or overall.
+
+        A token sum is ``None`` when no row knows it. Reported cost counts only rows with a
+        billed answer (a send that billed nothing has nothing to report).
+        """
+        head = f"{group_by}, " if group_by else ""
+        tail = f" GROUP BY {group_by} ORDER BY {group_by}" if group_by else ""
+        return list(
+            self._conn.execute(
+                f"SELECT {head}COUNT(*), SUM(prompt_tokens), SUM(cached_tokens), "
+                "SUM(completion_tokens), COALESCE(SUM(cost), 0), "
+                "SUM(CASE WHEN billed > 0 THEN reported_cost END), "
+                "COALESCE(SUM(billed > 0 AND reported_cost IS NOT NULL), 0), "
+                f"COALESCE(SUM(billed > 0), 0) FROM calls{tail}"
+            )
+        )
+
     def summary(self) -> dict[str, Any]:
-        """What :func:`status_command` prints: counts, failures by reason, spend, rubrics."""
+        """What :func:`status_command` prints: counts, failures by reason, spend, rubrics,
+        and per model the tokens, the cost as estimated and as reported, and the samples
+        per request.
+
+        ``cost_reported`` is ``None`` where no billed row reported a cost;
+        ``reported_calls`` of ``billed_calls`` rows reported one.
+        """
         conn = self._conn
+
+        def billing(row: tuple[Any, ...]) -> dict[str, Any]:
+            n, prompt, cached, completion, estimated, reported, n_reported, n_billed = row
+            return {
+                "calls": int(n),
+                "input_tokens": None if prompt is None else int(prompt),
+                "cached_tokens": None if cached is None else int(cached),
+                "output_tokens": None if completion is None else int(completion),
+                "cost_estimated": float(estimated),
+                "cost_reported": None if reported is None else float(reported),
+                "reported_calls": int(n_reported),
+                "billed_calls": int(n_billed),
+            }
+
+        mixes: dict[str, dict[int, int]] = {}
+        for model, v, n in conn.execute(
+            "SELECT model, samples_per_request, COUNT(*) FROM calls "
+            "GROUP BY model, samples_per_request ORDER BY model, samples_per_request"
+        ):
+            mixes.setdefault(model, {})[int(v)] = int(n)
+        models = [
+            {"model": row[0], **billing(row[1:]), "samples_per_request": mixes.get(row[0], {})}
+            for row in self._billing("model")
+        ]
+        overall = billing(self._billing()[0])
         counts = [
             {"dataset": d, "family": f, "kind": k, "status": s, "n": n, "cost": c}
             for d, f, k, s, n, c in conn.execute(
@@ -725,6 +867,17 @@ class Store:
             "attempts": int(totals[4]),
             "first": totals[5],
             "last": totals[6],
+            "tokens": {
+                "input": overall["input_tokens"],
+                "cached": overall["cached_tokens"],
+                "output": overall["output_tokens"],
+            },
+            "cost_estimated": overall["cost_estimated"],
+            "cost_reported": overall["cost_reported"],
+            "reported_calls": overall["reported_calls"],
+            "billed_calls": overall["billed_calls"],
+            "samples_per_request": self.samples_per_request_mix(),
+            "models": models,
             "counts": counts,
             "failures": failures,
             "rubrics": rubrics,
