@@ -34,7 +34,7 @@ import uvloop
 from openai.types.chat import ChatCompletion
 from PIL import Image
 
-from judgepanel.core.client import http_transport, run_calls
+from judgepanel.core.client import ClientOptions, http_transport, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
@@ -131,10 +131,8 @@ def pool(base_url: str, specs, store_path: Path, concurrency: int):
         summary = run_calls(
             specs,
             store,
-            base_url=base_url,
-            concurrency=concurrency,
             prices=PRICES,
-            progress=False,
+            options=ClientOptions(base_url=base_url, concurrency=concurrency, progress=False),
         )
     return summary, time.process_time() - cpu0
 

@@ -54,14 +54,14 @@ LATENCY_MS = 80
 CLIENT = """
 import sys
 import pandas as pd
-from judgepanel.core.client import run_calls
+from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.store import Store
 sys.path.insert(0, sys.argv[4])
 from soak_outage import PRICES, plan
 specs = plan(pd.read_csv(sys.argv[3]))
 with Store(sys.argv[2]) as store:
-    s = run_calls(specs, store, base_url=sys.argv[1], concurrency=16, prices=PRICES,
-                  max_reasks=2, progress=False)
+    s = run_calls(specs, store, prices=PRICES, options=ClientOptions(
+        base_url=sys.argv[1], concurrency=16, max_reasks=2, progress=False))
 print(s.line(), flush=True)
 sys.exit(4 if s.aborted else 0)
 """

@@ -18,6 +18,7 @@ from judgepanel.core.budget import (
     image_token_bound,
     request_bound,
 )
+from judgepanel.core.client import ClientOptions
 from judgepanel.core.config import Price
 from judgepanel.core.prompts import bytes_data_url, load_rubric
 
@@ -110,12 +111,14 @@ def test_ceiling_holds_under_high_concurrency(sim_server_factory, tmp_path: Path
         summary = run_calls(
             specs,
             store,
-            base_url=server.base_url,
-            concurrency=32,
-            max_cost=max_cost,
-            max_reasks=0,
             prices={"sim-aurora-v1": price},
-            progress=False,
+            options=ClientOptions(
+                base_url=server.base_url,
+                concurrency=32,
+                max_cost=max_cost,
+                max_reasks=0,
+                progress=False,
+            ),
         )
         df = store.frame()
     assert summary.stopped_by_budget and not summary.aborted

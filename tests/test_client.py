@@ -20,7 +20,7 @@ import pytest
 from PIL import Image
 
 from judgepanel.core.calls import CallSpec
-from judgepanel.core.client import ClientError, run_calls
+from judgepanel.core.client import ClientError, ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.retry import RetryPolicy
 from judgepanel.core.store import Store
@@ -90,7 +90,10 @@ def test_clean_run_scores_every_call(sim_server, tmp_path: Path, api_key: str) -
     assert len(specs) == 3 * 2 * (2 + 5)
     with Store(tmp_path / "s.sqlite") as store:
         summary = run_calls(
-            specs, store, base_url=sim_server.base_url, prices=PRICES, progress=False
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(base_url=sim_server.base_url, progress=False),
         )
         df = store.frame()
         assert summary.planned == summary.sent == summary.ok == len(specs)
@@ -106,7 +109,12 @@ def test_clean_run_scores_every_call(sim_server, tmp_path: Path, api_key: str) -
             assert row.cost == pytest.approx(price.cost(row.prompt_tokens, row.completion_tokens))
         assert summary.spend == pytest.approx(store.spend())
         # a second run finds everything checkpointed and sends nothing
-        again = run_calls(specs, store, base_url=sim_server.base_url, prices=PRICES, progress=False)
+        again = run_calls(
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(base_url=sim_server.base_url, progress=False),
+        )
         assert (again.skipped, again.sent) == (len(specs), 0)
         assert store.count() == len(specs)
 
@@ -119,14 +127,16 @@ def test_faults_end_ok_or_failed_with_reason(sim_server_factory, tmp_path: Path,
         summary = run_calls(
             specs,
             store,
-            base_url=server.base_url,
             prices=PRICES,
-            concurrency=12,
-            timeout=1.0,
-            max_attempts=6,
-            max_reasks=2,
-            policy=FAST,
-            progress=False,
+            options=ClientOptions(
+                base_url=server.base_url,
+                concurrency=12,
+                timeout=1.0,
+                max_attempts=6,
+                max_reasks=2,
+                policy=FAST,
+                progress=False,
+            ),
         )
         df = store.frame()
     assert keyset(df) == planned(specs)  # every planned call is recorded exactly once
@@ -158,9 +168,11 @@ def test_unknown_model_stops_the_run_at_the_first_call(sim_server, tmp_path: Pat
     prices = {"sim-ghost-v9": Price(1.0, 1.0)}
     with Store(tmp_path / "s.sqlite") as store:
         summary = run_calls(
-            specs, store, base_url=sim_server.base_url, prices=prices, concurrency=1,
-            progress=False,
-        )  # fmt: skip
+            specs,
+            store,
+            prices=prices,
+            options=ClientOptions(base_url=sim_server.base_url, concurrency=1, progress=False),
+        )
         assert store.count() == 0
         assert store.possibly_billed().calls == 0  # its reservation was released
     assert summary.aborted.startswith("http 404: The model `sim-ghost-v9` does not exist")
@@ -191,13 +203,22 @@ def test_retryable_failures_are_resent_by_a_plain_resume(
     specs = simple_plan(make_images(tmp_path / "img", 2), reps=2)
     with Store(tmp_path / "s.sqlite") as store:
         first = run_calls(
-            specs, store, base_url=stalled.base_url, prices=PRICES, timeout=0.5,
-            max_attempts=1, progress=False,
-        )  # fmt: skip
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(
+                base_url=stalled.base_url, timeout=0.5, max_attempts=1, progress=False
+            ),
+        )
         assert first.failed == first.retryable == len(specs)
         df = store.frame()
         assert set(df.reason) == {"timeout after 1 attempts"} and set(df.failure) == {"retryable"}
-        again = run_calls(specs, store, base_url=sim_server.base_url, prices=PRICES, progress=False)
+        again = run_calls(
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(base_url=sim_server.base_url, progress=False),
+        )
         assert (again.skipped, again.sent, again.ok) == (0, len(specs), len(specs))
         df = store.frame()
     assert (df.status == "ok").all() and (df.failure == "").all()
@@ -216,20 +237,31 @@ def test_final_failures_wait_for_retry_failed_and_keep_their_cost(
     specs = simple_plan(make_images(tmp_path / "img", 2), reps=2)
     with Store(tmp_path / "s.sqlite") as store:
         first = run_calls(
-            specs, store, base_url=garbled.base_url, prices=PRICES, max_reasks=1,
-            max_failure_share=1.0, progress=False,
-        )  # fmt: skip
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(
+                base_url=garbled.base_url, max_reasks=1, max_failure_share=1.0, progress=False
+            ),
+        )
         assert first.failed >= 1 and first.retryable == 0 and not first.aborted
         before = store.frame(status="failed").set_index(["item", "repetition"])
         assert set(before.failure) == {"final"} and (before.billed == 2).all()
         assert (before.cost > 0).all() and len(before) == first.failed
         good = sim_server_factory(ledger=book)
-        kept = run_calls(specs, store, base_url=good.base_url, prices=PRICES, progress=False)
+        kept = run_calls(
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(base_url=good.base_url, progress=False),
+        )
         assert (kept.skipped, kept.sent) == (len(specs), 0)
         redo = run_calls(
-            specs, store, base_url=good.base_url, prices=PRICES, retry_failed=True,
-            progress=False,
-        )  # fmt: skip
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(base_url=good.base_url, retry_failed=True, progress=False),
+        )
         assert redo.sent == redo.ok == len(before)
         every = store.frame()
         after = every.set_index(["item", "repetition"]).loc[before.index]
@@ -250,9 +282,13 @@ def test_an_unreachable_endpoint_stops_the_run(tmp_path: Path, api_key: str) -> 
     specs = simple_plan(make_images(tmp_path / "img", 4), reps=10)
     with Store(tmp_path / "s.sqlite") as store:
         summary = run_calls(
-            specs, store, base_url="http://127.0.0.1:9/v1", prices=PRICES, concurrency=2,
-            policy=FAST, progress=False,
-        )  # fmt: skip
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(
+                base_url="http://127.0.0.1:9/v1", concurrency=2, policy=FAST, progress=False
+            ),
+        )
         df = store.frame()
     assert "http://127.0.0.1:9/v1 is unreachable" in summary.aborted
     assert "connection error after 6 attempts" in summary.aborted
@@ -268,9 +304,13 @@ def test_too_many_failures_stop_the_run(sim_server_factory, tmp_path: Path, api_
     specs = simple_plan(make_images(tmp_path / "img", 6), reps=10)
     with Store(tmp_path / "s.sqlite") as store:
         summary = run_calls(
-            specs, store, base_url=server.base_url, prices=PRICES, concurrency=2,
-            max_attempts=1, progress=False,
-        )  # fmt: skip
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(
+                base_url=server.base_url, concurrency=2, max_attempts=1, progress=False
+            ),
+        )
         n = store.count()
     assert "calls failed, more than the 20% allowed (--max-failure-share)" in summary.aborted
     assert 20 <= n <= 22 and summary.unsent == len(specs) - n
@@ -280,19 +320,24 @@ def test_missing_key_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     specs = simple_plan(make_images(tmp_path / "img", 1), reps=1)
     with Store(tmp_path / "s.sqlite") as store, pytest.raises(ClientError, match="OPENAI_API_KEY"):
-        run_calls(specs, store, base_url="http://127.0.0.1:9/v1", prices=PRICES, progress=False)
+        run_calls(
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(base_url="http://127.0.0.1:9/v1", progress=False),
+        )
 
 
 def test_duplicate_keys_are_a_planner_bug(tmp_path: Path, api_key: str) -> None:
     specs = simple_plan(make_images(tmp_path / "img", 1), reps=1)
     with Store(tmp_path / "s.sqlite") as store, pytest.raises(ClientError, match="twice"):
-        run_calls(specs + specs, store, prices=PRICES, progress=False)
+        run_calls(specs + specs, store, prices=PRICES, options=ClientOptions(progress=False))
 
 
 def test_missing_price_is_refused_before_sending(tmp_path: Path, api_key: str) -> None:
     specs = simple_plan(make_images(tmp_path / "img", 1), reps=1)
     with Store(tmp_path / "s.sqlite") as store, pytest.raises(ClientError, match="no price"):
-        run_calls(specs, store, prices={}, progress=False)
+        run_calls(specs, store, prices={}, options=ClientOptions(progress=False))
     assert Store(tmp_path / "s.sqlite").count() == 0
 
 
@@ -302,7 +347,10 @@ def test_unreadable_image_is_recorded_not_sent(sim_server, tmp_path: Path, api_k
     specs = simple_plan(images, reps=1)
     with Store(tmp_path / "s.sqlite") as store:
         summary = run_calls(
-            specs, store, base_url=sim_server.base_url, prices=PRICES, progress=False
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(base_url=sim_server.base_url, progress=False),
         )
         df = store.frame().set_index("item")
     assert (summary.ok, summary.failed) == (1, 1)
@@ -317,7 +365,10 @@ def test_run_calls_inside_a_running_loop(sim_server, tmp_path: Path, api_key: st
     async def inside() -> int:
         with Store(tmp_path / "s.sqlite") as store:
             return run_calls(
-                specs, store, base_url=sim_server.base_url, prices=PRICES, progress=False
+                specs,
+                store,
+                prices=PRICES,
+                options=ClientOptions(base_url=sim_server.base_url, progress=False),
             ).ok
 
     assert asyncio.run(inside()) == 3
@@ -327,28 +378,33 @@ KILL_SCRIPT = textwrap.dedent(
     """
     import sys
     import pandas as pd
-    from judgepanel.core.client import run_calls
+    from judgepanel.core.client import ClientOptions, run_calls
     from judgepanel.core.config import Price, ScoringDesign
     from judgepanel.studies.fusion.plan import plan_images
     from judgepanel.core.store import Store
 
-    base_url, store_path, table = sys.argv[1:4]
+    base_url, store_path, table, samples = sys.argv[1:5]
     images = pd.read_csv(table)
     design = ScoringDesign(holistic_k=10, dimension_r=0, temperature=0.3)
     specs = plan_images(images, {"aurora": "sim-aurora-v1"}, design, dataset="eva")
     with Store(store_path) as store:
-        run_calls(specs, store, base_url=base_url, concurrency=4,
-                  prices={"sim-aurora-v1": Price(0.3, 2.5)}, progress=False)
+        options = ClientOptions(base_url=base_url, concurrency=4, progress=False,
+                                samples_per_request=int(samples))
+        run_calls(specs, store, prices={"sim-aurora-v1": Price(0.3, 2.5)}, options=options)
     """
 )
 
 
 @pytest.mark.timeout(180)
-def test_kill_and_resume(sim_server_factory, tmp_path: Path, api_key: str, capsys) -> None:
+@pytest.mark.parametrize("samples", [1, 5])
+def test_kill_and_resume(
+    sim_server_factory, tmp_path: Path, api_key: str, capsys, samples: int
+) -> None:
     """kill -9 mid-run, then resume: the final keys are exactly the plan, nothing twice, and
     nothing checkpointed before the kill is sent again. The calls in flight at the kill
     left their reservations: the resume reports them, `status` shows them as possibly
-    billed, and with them every answer the server billed is accounted for."""
+    billed, and with them every answer the server billed is accounted for. With five
+    samples per request a request in flight holds five calls."""
     book = tmp_path / "billed.jsonl"
     server = sim_server_factory(latency_ms=150, ledger=book)
     images = make_images(tmp_path / "img", 6)
@@ -357,7 +413,15 @@ def test_kill_and_resume(sim_server_factory, tmp_path: Path, api_key: str, capsy
     specs = simple_plan(images, reps=10)  # 60 calls, ~2.3 s at 4 in flight
     store_path = tmp_path / "s.sqlite"
     proc = subprocess.Popen(
-        [sys.executable, "-c", KILL_SCRIPT, server.base_url, str(store_path), str(table)],
+        [
+            sys.executable,
+            "-c",
+            KILL_SCRIPT,
+            server.base_url,
+            str(store_path),
+            str(table),
+            str(samples),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "OPENAI_API_KEY": api_key},
@@ -389,8 +453,8 @@ def test_kill_and_resume(sim_server_factory, tmp_path: Path, api_key: str, capsy
 
     with Store(store_path, readonly=True) as store:
         in_flight = store.possibly_billed()
-    # 4 workers each hold a call from reservation to record, so 1-4 are in flight
-    assert 1 <= in_flight.calls <= 4 and in_flight.bound > 0
+    # 4 workers each hold a request (of `samples` calls) from reservation to record
+    assert 1 <= in_flight.calls <= 4 * samples and in_flight.bound > 0
     assert main(["status", "--store", str(store_path)]) == 0
     shown = capsys.readouterr().out
     assert f"possibly billed, unanswered: {in_flight.calls} calls" in shown
@@ -399,7 +463,12 @@ def test_kill_and_resume(sim_server_factory, tmp_path: Path, api_key: str, capsy
     with Store(store_path) as store:
         before = store.frame().set_index(["item", "repetition"])
         assert 12 <= len(before) < len(specs)
-        summary = run_calls(specs, store, base_url=server.base_url, prices=PRICES, progress=False)
+        summary = run_calls(
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(base_url=server.base_url, progress=False),
+        )
         after = store.frame()
         unanswered = store.possibly_billed()
         spend = store.spend()
@@ -409,8 +478,12 @@ def test_kill_and_resume(sim_server_factory, tmp_path: Path, api_key: str, capsy
     # the server billed what the store recorded, plus at most one answer per call that
     # was in flight at the kill (one attempt each here: no faults), within its bound
     billed = ledger(book)
-    extra = len(billed) - int(after.billed.sum())
-    assert 0 <= extra <= in_flight.calls
+    if samples == 1:
+        extra = len(billed) - int(after.billed.sum())
+        assert 0 <= extra <= in_flight.calls
+    else:  # one billed request answered several rows
+        assert (after.samples_per_request > 1).any()
+        assert len(billed) < int(after.billed.sum())
     assert -1e-12 <= billed.cost.sum() - spend <= in_flight.bound
     assert keyset(after) == planned(specs)
     assert len(after) == len(specs)  # the primary key holds: no duplicates
@@ -427,28 +500,32 @@ def test_retry_after_is_honoured_and_failures_recorded(
     sim_server_factory, tmp_path: Path, api_key: str
 ) -> None:
     """Every request answered 429 (Retry-After: 1 s) or 500: calls fail after their
-    attempts with the last error as reason; a 429 is followed by a wait of at least the
-    server's 1 s, although our own back-off here never exceeds 0.4 s."""
+    attempts with the last error as reason. A 429 pauses the model's whole lane for the
+    server's 1 s, although our own back-off here never exceeds 0.4 s: so the calls retried
+    after a 500 wait too, unless they went back before the first 429 (without the pause
+    only the half refused with a 429 would wait)."""
     server = sim_server_factory(error_rate=1.0)
     specs = simple_plan(make_images(tmp_path / "img", 2), reps=6)
     with Store(tmp_path / "s.sqlite") as store:
         summary = run_calls(
             specs,
             store,
-            base_url=server.base_url,
             prices=PRICES,
-            concurrency=4,
-            max_attempts=2,
-            policy=RetryPolicy(max_attempts=2, base=0.05, cap=0.4, max_server_delay=5.0),
-            progress=False,
+            options=ClientOptions(
+                base_url=server.base_url,
+                concurrency=4,
+                max_attempts=2,
+                policy=RetryPolicy(max_attempts=2, base=0.05, cap=0.4, max_server_delay=5.0),
+                progress=False,
+            ),
         )
         df = store.frame()
     assert summary.failed == len(specs) == len(df) and summary.ok == 0
     assert summary.retries == len(specs)
     assert all(re.fullmatch(r"http (429|500) after 2 attempts", r) for r in df.reason)
     assert (df.attempts == 2).all() and df.value.isna().all() and (df.cost == 0).all()
-    waited = df.latency_s >= 1.0
-    assert waited.any() and (~waited).any()
+    assert 0 < summary.refused < summary.requests == 2 * len(specs)
+    assert (df.latency_s >= 1.0).mean() >= 0.75
 
 
 class _ScriptedBodies:
@@ -532,12 +609,10 @@ def test_malformed_bodies_are_unreadable_answers(tmp_path: Path, api_key: str) -
         summary = run_calls(
             specs,
             store,
-            base_url=server.base_url,
             prices=PRICES,
-            concurrency=1,
-            max_reasks=2,
-            policy=FAST,
-            progress=False,
+            options=ClientOptions(
+                base_url=server.base_url, concurrency=1, max_reasks=2, policy=FAST, progress=False
+            ),
         )
         df = store.frame().set_index("repetition").sort_index()
         assert server.left == []
@@ -569,10 +644,8 @@ def test_a_store_write_error_stops_every_worker(sim_server, tmp_path: Path, api_
             run_calls(
                 specs,
                 store,
-                base_url=sim_server.base_url,
                 prices=PRICES,
-                concurrency=2,
-                progress=False,
+                options=ClientOptions(base_url=sim_server.base_url, concurrency=2, progress=False),
             )
         # only the call in flight on the other worker was recorded, not the rest of the plan
         assert store.count() <= 2

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgepanel.core.client import run_calls
+from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.store import Store
 from judgepanel.studies.fusion.plan import plan_images
@@ -50,7 +50,10 @@ def test_in_process_scores_equal_the_servers(sim_server, tmp_path: Path, api_key
     specs = plan_images(images, FAMS, design, dataset="eva")
     with Store(tmp_path / "s.sqlite") as store:
         summary = run_calls(
-            specs, store, base_url=sim_server.base_url, prices=PRICES, progress=False
+            specs,
+            store,
+            prices=PRICES,
+            options=ClientOptions(base_url=sim_server.base_url, progress=False),
         )
         served = store.frame()
     assert summary.ok == len(specs) == 3 * 2 * (3 + 5)

@@ -10,7 +10,7 @@ import pytest
 from openai import OpenAI
 
 from judgepanel.core.calls import AnswerError
-from judgepanel.core.client import run_calls
+from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.config import Price
 from judgepanel.core.store import Store
 from judgepanel.datasets import load_vab
@@ -98,10 +98,8 @@ def test_judges_beat_chance_and_show_their_slot_pull(sim_server, tasks, tmp_path
         summary = run_calls(
             specs,
             store,
-            base_url=sim_server.base_url,
             prices=FREE,
-            concurrency=8,
-            progress=False,
+            options=ClientOptions(base_url=sim_server.base_url, concurrency=8, progress=False),
         )
         frame = store.frame(dataset="vab")
     assert len(frame) == len(specs) == 40 * 3 * len(panel)
@@ -166,9 +164,13 @@ def test_malformed_server_answers_are_reasked_then_recorded(
     with Store(tmp_path / "bad.sqlite") as store:
         # every answer garbled: the failure share would stop the run, so it is lifted here
         run_calls(
-            specs, store, base_url=server.base_url, prices=FREE, max_reasks=1,
-            max_failure_share=1.0, progress=False,
-        )  # fmt: skip
+            specs,
+            store,
+            prices=FREE,
+            options=ClientOptions(
+                base_url=server.base_url, max_reasks=1, max_failure_share=1.0, progress=False
+            ),
+        )
         frame = store.frame(dataset="vab")
     assert len(frame) == len(specs)
     assert set(frame.loc[frame.status == "failed", "failure"]) == {"final"}

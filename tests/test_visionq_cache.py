@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from judgepanel.core.client import ClientOptions
 from judgepanel.core.config import Price
 from judgepanel.studies.visionq import CompositeCache, composite_url, file_identity, plan_calls
 
@@ -118,10 +119,8 @@ def test_the_scoring_path_renders_each_composite_once(questions, sim_server, tmp
     summary = run_calls(
         specs,
         Store(tmp_path / "s.sqlite"),
-        base_url=sim_server.base_url,
         prices=prices,
-        concurrency=8,
-        progress=False,
+        options=ClientOptions(base_url=sim_server.base_url, concurrency=8, progress=False),
     )
     assert summary.ok == len(specs)
     assert cache.stats().misses == 9

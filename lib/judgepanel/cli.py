@@ -78,6 +78,21 @@ def _add_score_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit-images", type=int, help="score only the first N images of the plan")
     p.add_argument("--store", type=Path, help="the SQLite checkpoint store")
     p.add_argument("--concurrency", type=int, help="requests in flight")
+    p.add_argument(
+        "--rpm",
+        type=float,
+        help="each model's request limit per minute at the provider (paced to 97%% of it)",
+    )
+    p.add_argument(
+        "--tpm",
+        type=float,
+        help="each model's token limit per minute (prompt plus max_tokens per choice)",
+    )
+    p.add_argument(
+        "--samples-per-request",
+        type=int,
+        help="repetitions of one prompt drawn per request with `n` (default: the run's, else 1)",
+    )
     p.add_argument("--max-cost", type=float, help="hard ceiling in USD for this command")
     p.add_argument(
         "--max-total-cost",
@@ -265,6 +280,9 @@ def score_request(args: argparse.Namespace) -> ScoreRequest:
         concurrency=args.concurrency,
         max_cost=args.max_cost,
         max_total_cost=args.max_total_cost,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        samples_per_request=args.samples_per_request,
     )
 
 

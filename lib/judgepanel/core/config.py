@@ -77,6 +77,14 @@ class Price:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """A model's provider limits from a profile: requests and tokens per minute."""
+
+    rpm: float | None = None
+    tpm: float | None = None
+
+
+@dataclass(frozen=True)
 class Profile:
     """Where the data and the store live, and which model each family name means."""
 
@@ -90,6 +98,9 @@ class Profile:
     concurrency: int
     max_cost: float
     max_total_cost: float = 0.0
+    limits: dict[str, Limits] = field(default_factory=dict)
+    """Family name or model id -> its provider limits."""
+    samples_per_request: int = 1
 
     def dataset(self, name: str) -> DatasetRef:
         try:
@@ -133,6 +144,8 @@ class Run:
     notebooks: tuple[str, ...]
     parameters: dict[str, Any] = field(default_factory=dict)
     own_parameters: dict[str, Any] = field(default_factory=dict)
+    samples_per_request: int | None = None
+    """Repetitions drawn per request with ``n`` (``None``: the profile's)."""
 
     @property
     def dataset(self) -> str:
@@ -236,6 +249,8 @@ def load_config(path: str | Path | None = None) -> Config:
             concurrency=prof.concurrency,
             max_cost=prof.max_cost,
             max_total_cost=prof.max_total_cost,
+            limits={k: Limits(v.rpm, v.tpm) for k, v in prof.limits.items()},
+            samples_per_request=prof.samples_per_request,
         )
     scoring = {
         kind: ScoringDesign(
@@ -258,6 +273,7 @@ def load_config(path: str | Path | None = None) -> Config:
             notebooks=tuple(r.notebooks),
             parameters={**parameters, **r.parameters},
             own_parameters=dict(r.parameters),
+            samples_per_request=r.samples_per_request,
         )
         for name, r in spec.runs.items()
     }

@@ -32,6 +32,13 @@ class DatasetSpec(_Strict):
     eligible: str | None = None
 
 
+class LimitsSpec(_Strict):
+    """A model's provider limits: requests and tokens per minute."""
+
+    rpm: float | None = Field(None, gt=0)
+    tpm: float | None = Field(None, gt=0)
+
+
 class ProfileSpec(_Strict):
     """Where a profile's data and store live and which model each family name means."""
 
@@ -44,12 +51,18 @@ class ProfileSpec(_Strict):
     concurrency: int = Field(16, ge=1)
     max_cost: float = Field(0.0, ge=0)
     max_total_cost: float = Field(0.0, ge=0)
+    limits: dict[str, LimitsSpec] = Field(default_factory=dict)
+    samples_per_request: int = Field(1, ge=1)
 
     @model_validator(mode="after")
     def _predeclared_are_families(self) -> ProfileSpec:
         unknown = [f for f in self.predeclared or () if f not in self.families]
         if unknown:
             raise ValueError(f"predeclared families not in `families`: {unknown}")
+        models = set(self.families.values())
+        stray = [k for k in self.limits if k not in self.families and k not in models]
+        if stray:
+            raise ValueError(f"`limits` names neither a family nor a model id: {stray}")
         return self
 
 
@@ -84,6 +97,7 @@ class RunSpec(_Strict):
     datasets: list[str] | None = None
     notebooks: list[str]
     parameters: dict[str, Any] = Field(default_factory=dict)
+    samples_per_request: int | None = Field(None, ge=1)
 
     @model_validator(mode="after")
     def _one_way_to_name_datasets(self) -> RunSpec:

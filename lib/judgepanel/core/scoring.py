@@ -171,6 +171,9 @@ def _sum(summaries: list[RunSummary]) -> RunSummary:
         retryable=sum(s.retryable for s in summaries),
         interrupted=sum(s.interrupted for s in summaries),
         interrupted_bound=sum(s.interrupted_bound for s in summaries),
+        requests=sum(s.requests for s in summaries),
+        refused=sum(s.refused for s in summaries),
+        notes=tuple(n for s in summaries for n in s.notes),
     )
 
 
@@ -229,17 +232,8 @@ def score_settings(
             summary = run_calls(
                 specs,
                 store,
-                base_url=options.base_url,
-                concurrency=settings.concurrency,
-                max_cost=remaining,
-                max_total_cost=settings.max_total_cost,
-                max_failure_share=options.max_failure_share,
                 prices=settings.prices,
-                timeout=options.timeout,
-                max_attempts=options.max_attempts,
-                max_reasks=options.max_reasks,
-                progress=options.progress,
-                retry_failed=options.retry_failed,
+                options=settings.client_options(options, remaining),
                 desc=target.name,
             )
             summaries.append(summary)
@@ -258,12 +252,15 @@ def score_run(
     limit_images: int | None = None,
     max_cost: float | None = None,
     progress: bool = True,
+    limit_share: float = 1.0,
 ) -> RunSummary:
     """Score one run of ``papermill_runs.yaml`` (the entry point of notebooks and reports).
 
     Uses the profile's store, families, concurrency and ceiling and the run's parameters;
     the endpoint comes from ``base_url`` or ``OPENAI_BASE_URL``, the key from
-    ``OPENAI_API_KEY``. ``max_cost`` replaces the profile's ceiling, like ``--max-cost``.
+    ``OPENAI_API_KEY``. ``max_cost`` replaces the profile's ceiling, like ``--max-cost``;
+    ``limit_share`` is this process's part of each model's rate limits, when several
+    processes score against one key at once.
     """
     request = ScoreRequest(
         run=run_name,
@@ -271,5 +268,5 @@ def score_run(
         limit_images=limit_images,
         max_cost=max_cost,
     )
-    options = ClientOptions(base_url=base_url, progress=progress)
+    options = ClientOptions(base_url=base_url, progress=progress, limit_share=limit_share)
     return score_settings(resolve_settings(request), options, echo=progress)

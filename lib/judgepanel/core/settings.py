@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judgepanel.core.client.options import ClientOptions, RateLimits
 from judgepanel.core.config import (
     Config,
     ConfigError,
@@ -21,7 +22,6 @@ from judgepanel.core.config import (
     ScoringDesign,
     load_config,
 )
-from judgepanel.core.retry import MAX_FAILURE_SHARE
 
 DATASET_KINDS: tuple[str, ...] = ("eva", "para", "vab", "visionq")
 """The dataset formats judgepanel reads."""
@@ -50,6 +50,9 @@ class ScoreRequest:
         max_cost: USD ceiling of this command (default: the profile's).
         max_total_cost: USD ceiling of the whole store, across resumes (default: the
             profile's ``max_total_cost``).
+        rpm, tpm: every model's rate limits (default: the profile's ``limits``).
+        samples_per_request: repetitions drawn per request with ``n`` (default: the run's
+            or the profile's ``samples_per_request``, else 1).
     """
 
     run: str | None = None
@@ -65,26 +68,9 @@ class ScoreRequest:
     concurrency: int | None = None
     max_cost: float | None = None
     max_total_cost: float | None = None
-
-
-@dataclass(frozen=True)
-class ClientOptions:
-    """How calls are sent: endpoint, time-outs, attempts and re-asks, when to stop early,
-    progress display."""
-
-    base_url: str | None = None
-    timeout: float = 60.0
-    max_attempts: int = 6
-    max_reasks: int = 2
-    retry_failed: bool = False
-    max_failure_share: float = MAX_FAILURE_SHARE
-    progress: bool = True
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.max_failure_share <= 1.0:
-            raise ConfigError(
-                f"--max-failure-share {self.max_failure_share}: expected a share in [0, 1]"
-            )
+    rpm: float | None = None
+    tpm: float | None = None
+    samples_per_request: int | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +89,20 @@ class ScoreSettings:
     temperature: float | None = None
     limit_images: int | None = None
     predeclared: tuple[str, ...] = ()
+    limits: dict[str, RateLimits] = field(default_factory=dict)
+    samples_per_request: int = 1
+
+    def client_options(self, options: ClientOptions, max_cost: float | None) -> ClientOptions:
+        """``options`` completed with what this job resolved to: its concurrency, ceilings,
+        each model's limits and the samples drawn per request."""
+        return dataclasses.replace(
+            options,
+            concurrency=self.concurrency,
+            max_cost=max_cost,
+            max_total_cost=self.max_total_cost,
+            limits={**self.limits, **options.limits},
+            samples_per_request=self.samples_per_request,
+        )
 
     @property
     def seed(self) -> int:
@@ -211,6 +211,13 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
         base = config.scoring.get(design_kind) if config else None
         designs[target.name] = _override_design(base, request, design_kind)
     parameters = dict(run.parameters) if run else dict(config.parameters if config else {})
+    limits = _limits(request, profile, families)
+    samples = request.samples_per_request
+    if samples is None and run is not None:
+        samples = run.samples_per_request or profile.samples_per_request
+    samples = int(samples or 1)
+    if samples < 1:
+        raise ConfigError(f"--samples-per-request {samples}: expected at least 1")
     return ScoreSettings(
         targets=targets,
         families=families,
@@ -224,4 +231,20 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
         temperature=request.temperature,
         limit_images=request.limit_images,
         predeclared=tuple(profile.predeclared) if profile else (),
+        limits=limits,
+        samples_per_request=samples,
     )
+
+
+def _limits(request: ScoreRequest, profile: Any, families: dict[str, str]) -> dict[str, RateLimits]:
+    """Each planned model's rate limits: the flags for every model, else the profile's
+    ``limits`` (keyed by family name or model id)."""
+    out: dict[str, RateLimits] = {}
+    for family, model in families.items():
+        own = profile.limits.get(family) or profile.limits.get(model) if profile else None
+        rpm = request.rpm if request.rpm is not None else (own.rpm if own else None)
+        tpm = request.tpm if request.tpm is not None else (own.tpm if own else None)
+        limits = RateLimits(rpm, tpm)
+        if limits:
+            out[model] = limits
+    return out

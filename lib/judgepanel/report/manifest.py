@@ -31,7 +31,8 @@ FLOAT_FORMAT = f"%.{FLOAT_DIGITS}g"
 """How every table CSV writes a float: six significant digits."""
 
 RUN_MEASURES: dict[str, tuple[str, ...]] = {
-    "scoring_run": ("elapsed", "sent", "skipped"),
+    # a request refused under a rate limit depends on timing, as do the requests sent
+    "scoring_run": ("elapsed", "sent", "skipped", "requests", "refused"),
     # when the rule was committed (a git date, "unknown" outside a checkout), when the grid
     # was first scored, and which came first: facts of this checkout and this execution
     "table_temperature_provenance": ("committed", "first_grid_score", "rule_first"),

@@ -207,7 +207,10 @@ def _score_in_lanes(
                 sharing = min(lanes - len(running), len(pending))
                 ceiling = _lane_ceiling(run, running.values(), spent, sharing)
                 print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
-                future = workers.submit(score_in_worker, str(config.path), run.name, ceiling)
+                # lanes send to the same models with one key: each paces to its share
+                future = workers.submit(
+                    score_in_worker, str(config.path), run.name, ceiling, 1.0 / lanes
+                )
                 running[future] = (run, timings.now(), ceiling)
                 pending.remove(run)
             pool.scoring(len(running))
@@ -261,9 +264,18 @@ def _lane_ceiling(
     return left / max(1, free_lanes)
 
 
-def score_in_worker(runs_file: str, run_name: str, max_cost: float | None) -> RunSummary:
-    """Score one run in a worker process (its lines are printed by the report)."""
-    return score_run(run_name, runs_file=runs_file, max_cost=max_cost, progress=False)
+def score_in_worker(
+    runs_file: str, run_name: str, max_cost: float | None, limit_share: float = 1.0
+) -> RunSummary:
+    """Score one run in a worker process (its lines are printed by the report), pacing to
+    ``limit_share`` of each model's rate limits, which the lanes share."""
+    return score_run(
+        run_name,
+        runs_file=runs_file,
+        max_cost=max_cost,
+        progress=False,
+        limit_share=limit_share,
+    )
 
 
 def _close_step(

@@ -1,0 +1,59 @@
+"""The client: send planned calls to an OpenAI-compatible endpoint, paced, and checkpoint them.
+
+One module per job: :mod:`.secrets` (the key, scrubbing), :mod:`.body` (request bodies),
+:mod:`.transport` (the SDK and one HTTP attempt), :mod:`.answers` (choices, usage, one
+call's tally), :mod:`.pacing` (rate limits, headers, 429s, adaptive concurrency),
+:mod:`.runner` (the workers), :mod:`.entry` (:func:`run_calls`), and :mod:`.options`
+(:class:`ClientOptions`, the one configuration of all of them).
+
+The SDK's own retries are switched off so that every attempt is ours: counted, shown in the
+progress line and billed in the store. Before a call is sent its reservation is written to
+the store, so a call in flight when the process dies is known afterwards. The API key comes
+from ``OPENAI_API_KEY`` only; every text kept from a response passes through :func:`scrub`.
+"""
+
+from judgepanel.core.client.answers import Choice, Usage, completion_parts, reask_seed
+from judgepanel.core.client.body import cached_data_url, encode_body, request_body
+from judgepanel.core.client.entry import pending_calls, run_calls, run_calls_async
+from judgepanel.core.client.options import ClientOptions, RateLimits
+from judgepanel.core.client.outcome import ClientError, RunAborted, RunSummary
+from judgepanel.core.client.pacing import Lane, Pacer, RateHeaders
+from judgepanel.core.client.runner import FAILURE_SHARE_SAMPLE, repetition_groups
+from judgepanel.core.client.secrets import (
+    API_KEY_ENV,
+    BASE_URL_ENV,
+    api_key_from_env,
+    scrub,
+    scrub_value,
+)
+from judgepanel.core.client.transport import http_transport, open_client
+
+__all__ = [
+    "API_KEY_ENV",
+    "BASE_URL_ENV",
+    "FAILURE_SHARE_SAMPLE",
+    "Choice",
+    "ClientError",
+    "ClientOptions",
+    "Lane",
+    "Pacer",
+    "RateHeaders",
+    "RateLimits",
+    "RunAborted",
+    "RunSummary",
+    "Usage",
+    "api_key_from_env",
+    "cached_data_url",
+    "completion_parts",
+    "encode_body",
+    "http_transport",
+    "open_client",
+    "pending_calls",
+    "reask_seed",
+    "repetition_groups",
+    "request_body",
+    "run_calls",
+    "run_calls_async",
+    "scrub",
+    "scrub_value",
+]

@@ -1,0 +1,55 @@
+"""The API key: read from the environment only, and scrubbed from every text we keep.
+
+The key is handed to the SDK and nowhere else; every text kept from a response or an
+error passes through :func:`scrub` first, so an endpoint that echoes the key cannot put it
+in the store, a log or a notebook.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from judgepanel.core.client.outcome import ClientError
+
+API_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+
+_TOKEN_PATTERNS = (
+    re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),
+    re.compile(r"(?i)(bearer\s+)[^\s'\"]+"),
+)
+
+
+def scrub(text: str, secret: str | None = None) -> str:
+    """``text`` with the API key (and anything shaped like a key or bearer token) removed."""
+    secret = secret if secret is not None else os.environ.get(API_KEY_ENV)
+    if secret and len(secret) >= 4:
+        text = text.replace(secret, "[redacted]")
+    text = _TOKEN_PATTERNS[0].sub("[redacted]", text)
+    return _TOKEN_PATTERNS[1].sub(r"\1[redacted]", text)
+
+
+def scrub_value(value: Any, secret: str | None = None) -> Any:
+    """``value`` (a parsed answer: JSON-like lists, dicts and scalars) with every string
+    passed through :func:`scrub`."""
+    if isinstance(value, str):
+        return scrub(value, secret)
+    if isinstance(value, dict):
+        return {scrub(str(k), secret): scrub_value(v, secret) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(scrub_value(v, secret) for v in value)
+    return value
+
+
+def api_key_from_env() -> str:
+    """The API key from ``OPENAI_API_KEY``; a clear error (without any value) if unset."""
+    key = os.environ.get(API_KEY_ENV, "").strip()
+    if not key:
+        raise ClientError(
+            f"{API_KEY_ENV} is not set. Export the endpoint's key in the environment "
+            "(any non-empty value for the simulated server); it is never read from a file "
+            "or a flag."
+        )
+    return key
