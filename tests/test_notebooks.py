@@ -27,6 +27,19 @@ CASES = [
 ]
 
 
+def _check_00(tables: Path, markdown: str) -> None:
+    saving = pd.read_csv(tables / "savings.csv").set_index("design")
+    one, n_k = saving.loc["one sample per request"], saving.loc["n = k"]
+    cached = saving.loc["n = k, cached"]
+    # n = k bills each prompt once for its repetitions; the cache bills less again
+    assert n_k["requests"] < one["requests"] and n_k["input_tokens"] < one["input_tokens"]
+    assert one["output_tokens"] == pytest.approx(n_k["output_tokens"], rel=0.1)
+    assert cached["usd"] < n_k["usd"] < one["usd"]
+    assert saving.loc["one sample per request, cached", "cached_tokens"] > 0
+    assert one["cached_tokens"] == 0
+    assert "less (measured on" in markdown
+
+
 def _check_03(tables: Path, markdown: str) -> None:
     table = pd.read_csv(tables / "table_trios.csv")
     assert len(table) == 10 and list(table["rank"]) == list(range(1, 11))
@@ -69,7 +82,7 @@ def _check_04(tables: Path, markdown: str) -> None:
     assert "Rule:" in markdown
 
 
-CHECKS = {"03_trio_sweep": _check_03, "04_headroom": _check_04}
+CHECKS = {"00_scoring": _check_00, "03_trio_sweep": _check_03, "04_headroom": _check_04}
 
 
 def _markdown_outputs(executed: Path) -> str:

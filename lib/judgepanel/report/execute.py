@@ -37,6 +37,7 @@ from judgepanel.report.manifest import write_manifest
 from judgepanel.report.notebook_run import OUTPUTS_ENV
 from judgepanel.report.page import path_replacements, render_page, scrub_paths
 from judgepanel.report.provenance import provenance, write_provenance
+from judgepanel.report.savings import CACHE_WINDOW
 from judgepanel.report.schedule import Job, JobPool, usable_cores
 from judgepanel.report.steps import data_keys, report_steps, score_and_release
 from judgepanel.report.timings import Timings
@@ -217,9 +218,15 @@ QUICK_RESAMPLES = 200
 QUICK_DESIGN = {"holistic_k": 5, "dimension_r": 2}
 """A quick report's repetitions: at most these many per image, family and prompt. Its calls
 are the first repetitions of the full design's, so a later full report reuses them."""
-QUICK_PARAMETERS = {"n_partitions": 5, "ceiling_splits": 50, "headroom_resamples": 500}
-"""A quick report's lighter robustness checks (04): fold partitions, split-half ceilings and
-the headroom bootstrap (global parameters: each run's study takes those its model knows)."""
+QUICK_PARAMETERS = {
+    "n_partitions": 5,
+    "ceiling_splits": 50,
+    "headroom_resamples": 500,
+    "savings_images": 10,
+}
+"""A quick report's lighter checks: 04's fold partitions, split-half ceilings and headroom
+bootstrap, and 00's savings sample (global parameters: each run's study takes those its
+model knows)."""
 QUICK_RUNS_FILE = "quick-runs.yaml"
 
 
@@ -385,7 +392,8 @@ def run_report(request: ReportRequest) -> int:
     try:
         if request.start_sim:
             with timings.step("simulator"):
-                server = start_sim_server()
+                # a provider-like server: it caches prompts and reports its own charge
+                server = start_sim_server(cache_window=CACHE_WINDOW, report_cost=True)
             os.environ["OPENAI_BASE_URL"] = server.base_url
             # The simulator accepts any bearer token: a real key in the environment is
             # replaced (and restored below), so it is not sent to it or to the kernels.

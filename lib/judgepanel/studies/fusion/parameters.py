@@ -12,6 +12,8 @@ class FusionParameters(StudyParameters):
 
     Attributes:
         score: 00 runs or resumes the scoring first (needs ``OPENAI_BASE_URL``).
+        savings_images: 00's images sent four ways to measure what samples per request and a
+            prompt cache save (simulated profiles only; 0 skips it).
         comparators: dataset -> CSV of off-the-shelf model scores (`judgepanel import scores`).
         probe_k: 04's holistic repetitions of the cost probe.
         ceiling_splits: 04's random split-halves of the noise ceiling.
@@ -30,6 +32,7 @@ class FusionParameters(StudyParameters):
     """
 
     score: bool = True
+    savings_images: int = Field(50, ge=0)
     comparators: dict[str, str] = Field(default_factory=dict)
     probe_k: int = 5
     ceiling_splits: int = 200

@@ -1,0 +1,140 @@
+"""What drawing repetitions as samples and a prompt cache save, measured on the simulator.
+
+A run's scoring design repeats each prompt k times. Sent one sample per request, each
+repetition bills the whole prompt (the image is most of it); asked as ``n`` samples of one
+request, the prompt is billed once; with a provider's prompt cache, a repeated prefix is
+billed at the cached-input price. :func:`measure_savings` sends a sample of the design's
+images four times, once per way of sending, each to a fresh simulated server that keeps a
+ledger of what it billed (priced from its own table), and scales each ledger to the whole
+design, so the full design is never sent four times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import tempfile
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from judgepanel.core.calls import CallSpec
+from judgepanel.core.client import API_KEY_ENV, ClientOptions, run_calls
+from judgepanel.core.client.runner import group_key
+from judgepanel.core.config import Price
+from judgepanel.core.store import Store
+from judgepanel.report.launcher import start_sim_server
+
+SIM_MAX_N = 8
+"""The most choices the simulator returns per request (as Gemini's API allows)."""
+CACHE_WINDOW = 1_000_000
+"""Requests a simulated prompt cache remembers: longer than any report, so what the
+demo is billed does not depend on the order in which parallel lanes send."""
+DESIGNS: tuple[tuple[str, bool, bool], ...] = (
+    ("one sample per request", False, False),
+    ("n = k", True, False),
+    ("one sample per request, cached", False, True),
+    ("n = k, cached", True, True),
+)
+"""(label, repetitions as samples of one request, prompt cache on)."""
+
+
+@contextlib.contextmanager
+def _simulator_key() -> Iterator[None]:
+    """A key for the simulator only: a real one in the environment is never sent to it."""
+    before = os.environ.get(API_KEY_ENV)
+    os.environ[API_KEY_ENV] = "sim-local"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(API_KEY_ENV, None)
+        else:
+            os.environ[API_KEY_ENV] = before
+
+
+def repetitions_per_prompt(plan: Sequence[CallSpec]) -> int:
+    """The most repetitions any one prompt of the plan has (k of the design)."""
+    counts = Counter(group_key(s) for s in plan)
+    return max(counts.values(), default=1)
+
+
+def sample_items(plan: Sequence[CallSpec], n_images: int, seed: int = 0) -> list[CallSpec]:
+    """The calls of ``n_images`` items drawn from the plan with ``seed`` (all if fewer)."""
+    items = sorted({s.key.item for s in plan})
+    chosen = set(random.Random(seed).sample(items, min(n_images, len(items))))
+    return [s for s in plan if s.key.item in chosen]
+
+
+def _ledger(path: Path) -> pd.DataFrame:
+    columns = ["prompt_tokens", "cached_tokens", "completion_tokens", "cost", "choices"]
+    if not path.exists():
+        return pd.DataFrame(columns=columns)
+    return pd.DataFrame([json.loads(line) for line in path.read_text().splitlines()])
+
+
+def measure_savings(
+    plan: Sequence[CallSpec],
+    prices: Mapping[str, Price],
+    n_images: int = 50,
+    *,
+    seed: int = 0,
+    concurrency: int = 16,
+) -> pd.DataFrame:
+    """Requests, tokens and dollars of the whole ``plan`` under each of :data:`DESIGNS`.
+
+    Each design sends the calls of the same ``n_images`` images to its own simulated
+    server; the server's ledger (tokens, cached tokens and USD from its own price table) is
+    scaled by planned calls over sampled calls. ``n = k`` asks each prompt's repetitions as
+    samples of one request, at most :data:`SIM_MAX_N` to a request.
+
+    Raises:
+        RuntimeError: a design's calls did not all come back (the figures would be wrong).
+    """
+    sample = sample_items(plan, n_images, seed)
+    if not sample:
+        raise ValueError("the plan has no calls to measure")
+    scale = len(plan) / len(sample)
+    n = min(repetitions_per_prompt(plan), SIM_MAX_N)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="judgepanel-savings-") as tmp, _simulator_key():
+        for i, (label, together, cached) in enumerate(DESIGNS):
+            book = Path(tmp) / f"ledger-{i}.jsonl"
+            server = start_sim_server(
+                ledger=book, cache_window=CACHE_WINDOW if cached else 0, log_dir=Path(tmp)
+            )
+            try:
+                with Store(Path(tmp) / f"store-{i}.sqlite") as store:
+                    options = ClientOptions(
+                        base_url=server.base_url,
+                        concurrency=concurrency,
+                        progress=False,
+                        samples_per_request=n if together else 1,
+                    )
+                    summary = run_calls(sample, store, prices=prices, options=options)
+            finally:
+                server.stop()
+            if summary.ok != len(sample):
+                raise RuntimeError(f"{label}: {summary.line()}")
+            billed = _ledger(book)
+            rows.append(
+                {
+                    "design": label,
+                    "samples_per_request": n if together else 1,
+                    "prompt_cache": cached,
+                    "requests": len(billed) * scale,
+                    "input_tokens": float(billed["prompt_tokens"].sum()) * scale,
+                    "cached_tokens": float(billed["cached_tokens"].sum()) * scale,
+                    "output_tokens": float(billed["completion_tokens"].sum()) * scale,
+                    "usd": float(billed["cost"].sum()) * scale,
+                    "measured_requests": len(billed),
+                    "measured_calls": len(sample),
+                }
+            )
+    out = pd.DataFrame(rows)
+    out["usd_vs_one_per_request"] = out["usd"] / out["usd"].iloc[0]
+    return out
