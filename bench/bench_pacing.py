@@ -38,13 +38,14 @@ from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.fusion.plan import SCORE_MAX_TOKENS, plan_images
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_client import make_images
 
 MODEL = "sim-cobalt-v1"
 PRICES = {MODEL: Price(0.10, 0.30)}
+MAX_TOKENS = SCORE_MAX_TOKENS  # the completion cap of each request, which the server counts
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -72,31 +73,38 @@ def previous_client(commit: str):
     return module
 
 
-def measure(name: str, rpm: int, send) -> dict:
-    """Run ``send(base_url, store)`` against a fresh limited server; its figures."""
+def measure(name: str, rpm: int, send, tpm: int = 0) -> dict:
+    """Run ``send(base_url, store)`` against a fresh limited server; its figures.
+
+    With ``tpm`` the share is of the token limit: the tokens the server counted (each
+    answered request's prompt plus ``max_tokens``) per minute, over ``tpm``.
+    """
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_sim_server(latency_ms=200, rpm=rpm, log_dir=Path(tmp))
+        server = start_sim_server(latency_ms=200, rpm=rpm, tpm=tpm, log_dir=Path(tmp))
         try:
             t0 = time.perf_counter()
             with Store(Path(tmp) / "s.sqlite") as store:
                 ok, failed, requests, refused = send(server.base_url, store)
-            elapsed = time.perf_counter() - t0
+                elapsed = time.perf_counter() - t0
+                counted = store.frame(columns=["prompt_tokens"])["prompt_tokens"].sum()
         finally:
             server.stop()
+    share = (counted + ok * MAX_TOKENS) / elapsed * 60.0 / tpm if tpm else ok / elapsed * 60.0 / rpm
     return {
         "client": name,
+        "limit": f"{tpm} TPM" if tpm else f"{rpm} RPM",
         "ok": ok,
         "failed": failed,
         "requests": requests,
         "refused_share": round(refused / max(requests, 1), 4),
-        "limit_share": round(ok / elapsed * 60.0 / rpm, 3),
+        "limit_share": round(float(share), 3),
         "seconds": round(elapsed, 1),
     }
 
 
-def ours(specs, rpm: int | None):
+def ours(specs, rpm: int | None, tpm: int | None = None):
     def send(base_url: str, store: Store):
-        options = ClientOptions(base_url=base_url, concurrency=16, rpm=rpm, progress=False)
+        options = ClientOptions(base_url=base_url, concurrency=16, rpm=rpm, tpm=tpm, progress=False)
         s = run_calls(specs, store, prices=PRICES, options=options)
         return s.ok, s.failed, s.requests, s.refused
 
@@ -163,6 +171,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=900)
     parser.add_argument("--rpm", type=int, default=600)
+    parser.add_argument(
+        "--tpm", type=int, default=120_000, help="the token limit of the token-bound run"
+    )
     parser.add_argument("--previous", default="1988c6d", help="the commit before pacing")
     args = parser.parse_args()
     import os
@@ -173,6 +184,7 @@ def main() -> int:
         rows = [
             measure("paced", args.rpm, ours(specs, args.rpm)),
             measure("unconfigured", args.rpm, ours(specs, None)),
+            measure("paced-tpm", args.rpm, ours(specs, args.rpm, args.tpm), tpm=args.tpm),
         ]
         try:
             module = previous_client(args.previous)
@@ -183,7 +195,7 @@ def main() -> int:
         rows.append(measure("bare", args.rpm, bare(specs)))
     for row in rows:
         print(
-            f"{row['client']:>13}: {row['limit_share']:.3f} of the limit, "
+            f"{row['client']:>13}: {row['limit_share']:.3f} of the {row['limit']} limit, "
             f"{row['refused_share']:.1%} refused, {row['failed']} failed, "
             f"{row['ok']} ok, {row['seconds']} s",
             flush=True,

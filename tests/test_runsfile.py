@@ -112,3 +112,40 @@ def test_a_bad_cached_input_price_names_its_line(tmp_path):
     message = _error(path)
     assert f":{line}: prices.sim-basalt-v1.cache_input: unknown key" in message
     assert "cached_input" in message.split("the keys here are:")[1]
+
+
+def test_limits_and_samples_per_request_come_from_the_profile_and_yield_to_flags(tmp_path):
+    """A profile's `limits` (by family name or model id) and `samples_per_request`, a run's
+    own `samples_per_request`, and the command line's flags above both."""
+    from judgepanel.core.settings import ScoreRequest, resolve_settings
+
+    path, _ = _broken(
+        tmp_path,
+        "    concurrency: 32\n",
+        "    concurrency: 32\n    limits:\n      aurora: {rpm: 600, tpm: 90000}\n"
+        "      sim-basalt-v1: {rpm: 300}\n    samples_per_request: 4\n",
+    )
+    settings = resolve_settings(ScoreRequest(run="demo-eva", runs_file=path))
+    assert settings.samples_per_request == 4
+    assert (settings.limits["sim-aurora-v1"].rpm, settings.limits["sim-aurora-v1"].tpm) == (
+        600,
+        90000,
+    )
+    assert settings.limits["sim-basalt-v1"].rpm == 300 and "sim-cobalt-v1" not in settings.limits
+    flags = resolve_settings(
+        ScoreRequest(run="demo-eva", runs_file=path, rpm=60, samples_per_request=2)
+    )
+    assert flags.samples_per_request == 2
+    assert {m: lim.rpm for m, lim in flags.limits.items()} == {
+        m: 60 for m in flags.families.values()
+    }
+    assert flags.limits["sim-aurora-v1"].tpm == 90000  # a flag replaces only what it names
+
+
+def test_limits_must_name_a_family_or_model(tmp_path):
+    path, _ = _broken(
+        tmp_path,
+        "    concurrency: 32\n",
+        "    concurrency: 32\n    limits:\n      zephyr: {rpm: 5}\n",
+    )
+    assert "`limits` names neither a family nor a model id: ['zephyr']" in _error(path)
