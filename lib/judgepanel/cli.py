@@ -25,6 +25,11 @@ import yaml
 import judgepanel.studies  # noqa: F401  (registers each study's planner)
 from judgepanel import __version__
 from judgepanel.core.client import ClientError, scrub
+from judgepanel.core.client.options import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_REASKS,
+    DEFAULT_TIMEOUT,
+)
 from judgepanel.core.config import ConfigError, load_config
 from judgepanel.core.coverage import describe_mix
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
@@ -107,9 +112,16 @@ def _add_score_parser(sub: argparse._SubParsersAction) -> None:
         help="stop once more than this share of the calls sent failed (default 0.2)",
     )
     p.add_argument("--base-url", help="endpoint base URL (the key still comes from the env)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per attempt")
-    p.add_argument("--max-attempts", type=int, default=6, help="HTTP attempts per call")
-    p.add_argument("--max-reasks", type=int, default=2, help="re-asks after an unreadable answer")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per attempt")
+    p.add_argument(
+        "--max-attempts", type=int, default=DEFAULT_MAX_ATTEMPTS, help="HTTP attempts per call"
+    )
+    p.add_argument(
+        "--max-reasks",
+        type=int,
+        default=DEFAULT_MAX_REASKS,
+        help="re-asks after an unreadable answer",
+    )
     p.add_argument(
         "--retry-failed",
         action="store_true",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgepanel.core.client.options import ClientOptions, RateLimits
+from judgepanel.core.client.options import DEFAULT_CONCURRENCY, ClientOptions, RateLimits
 from judgepanel.core.config import (
     Config,
     ConfigError,
@@ -190,7 +190,7 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
     store = request.store or (profile.store if profile else None)
     if store is None:
         raise ConfigError("give --store (or --run, whose profile names the store)")
-    concurrency = request.concurrency or (profile.concurrency if profile else 16)
+    concurrency = request.concurrency or (profile.concurrency if profile else DEFAULT_CONCURRENCY)
     max_cost = request.max_cost
     if max_cost is None and profile is not None and profile.max_cost > 0:
         max_cost = profile.max_cost
