@@ -38,6 +38,9 @@ class NoiseCeiling:
         n_images: images used (those with at least two raters).
         n_ratings: ratings used.
         median_raters: median number of raters per image used.
+        method: how the ceiling was estimated: ``per_rater_split_half`` (this module),
+            or one of :mod:`judgepanel.stats.ceiling_methods`'s ``vote_split_half``
+            (anonymous vote histograms) and ``summary_ctt`` (mean, SD and n per image).
     """
 
     metric: str
@@ -50,6 +53,7 @@ class NoiseCeiling:
     n_images: int
     n_ratings: int
     median_raters: float
+    method: str = "per_rater_split_half"
 
     def as_row(self, **labels: Any) -> dict[str, Any]:
         """The result as one table row, after any identifying ``labels``."""
