@@ -21,6 +21,14 @@ from judgepanel.stats.bootstrap import (
     summarize_paired,
 )
 from judgepanel.stats.ceiling import NoiseCeiling, noise_ceiling, spearman_brown, split_half_means
+from judgepanel.stats.ceiling_methods import (
+    NoCeiling,
+    ceiling_for,
+    mean_only_ceiling,
+    summary_ceiling,
+    vote_ceiling,
+    vote_ceiling_wide,
+)
 from judgepanel.stats.correlation import (
     kendall_b,
     partial_spearman,
@@ -36,15 +44,18 @@ __all__ = [
     "BootstrapResult",
     "ClusterBootstrapResult",
     "MaxStatResult",
+    "NoCeiling",
     "NoiseCeiling",
     "add_q",
     "bh",
     "bootstrap_arms",
     "bootstrap_p",
     "bootstrap_partials",
+    "ceiling_for",
     "cluster_bootstrap",
     "kendall_b",
     "max_statistic_p",
+    "mean_only_ceiling",
     "multiplicities",
     "noise_ceiling",
     "paired_bootstrap",
@@ -60,6 +71,9 @@ __all__ = [
     "spearman_brown",
     "split_half_means",
     "summarize_paired",
+    "summary_ceiling",
+    "vote_ceiling",
+    "vote_ceiling_wide",
     "weighted_kendall_b",
     "weighted_spearman",
     "wilson",
