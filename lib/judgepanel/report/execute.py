@@ -37,7 +37,6 @@ from judgepanel.report.manifest import write_manifest
 from judgepanel.report.notebook_run import OUTPUTS_ENV
 from judgepanel.report.page import path_replacements, render_page, scrub_paths
 from judgepanel.report.provenance import provenance, write_provenance
-from judgepanel.report.savings import CACHE_WINDOW
 from judgepanel.report.schedule import Job, JobPool, usable_cores
 from judgepanel.report.steps import data_keys, report_steps, score_and_release
 from judgepanel.report.timings import Timings
@@ -392,8 +391,11 @@ def run_report(request: ReportRequest) -> int:
     try:
         if request.start_sim:
             with timings.step("simulator"):
-                # a provider-like server: it caches prompts and reports its own charge
-                server = start_sim_server(cache_window=CACHE_WINDOW, report_cost=True)
+                # it reports its own charge, as OpenRouter does; its prompt cache stays off:
+                # which of several repetitions in flight at once pays for the uncached
+                # prompt depends on timing, and tables that read some rows' costs would
+                # then differ between runs (00 measures the cache on its own servers)
+                server = start_sim_server(report_cost=True)
             os.environ["OPENAI_BASE_URL"] = server.base_url
             # The simulator accepts any bearer token: a real key in the environment is
             # replaced (and restored below), so it is not sent to it or to the kernels.

@@ -32,8 +32,9 @@ from judgepanel.report.launcher import start_sim_server
 SIM_MAX_N = 8
 """The most choices the simulator returns per request (as Gemini's API allows)."""
 CACHE_WINDOW = 1_000_000
-"""Requests a simulated prompt cache remembers: longer than any report, so what the
-demo is billed does not depend on the order in which parallel lanes send."""
+"""Requests a measuring server's prompt cache remembers: longer than any design, so a
+prefix seen once stays cached and the ledger's total does not depend on the order in
+which requests in flight are answered."""
 DESIGNS: tuple[tuple[str, bool, bool], ...] = (
     ("one sample per request", False, False),
     ("n = k", True, False),

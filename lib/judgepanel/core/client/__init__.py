@@ -12,7 +12,7 @@ the store, so a call in flight when the process dies is known afterwards. The AP
 from ``OPENAI_API_KEY`` only; every text kept from a response passes through :func:`scrub`.
 """
 
-from judgepanel.core.client.answers import Choice, Usage, completion_parts, reask_seed
+from judgepanel.core.client.answers import Choice, Usage, reask_seed
 from judgepanel.core.client.body import cached_data_url, encode_body, request_body
 from judgepanel.core.client.entry import pending_calls, run_calls, run_calls_async
 from judgepanel.core.client.options import ClientOptions, RateLimits
@@ -44,7 +44,6 @@ __all__ = [
     "Usage",
     "api_key_from_env",
     "cached_data_url",
-    "completion_parts",
     "encode_body",
     "http_transport",
     "open_client",

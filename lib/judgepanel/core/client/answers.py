@@ -134,14 +134,6 @@ def read_usage(resp: Any) -> Usage | None:
     return Usage(prompt, completion, cached, reported)
 
 
-def completion_parts(resp: Any) -> tuple[str | None, str | None, tuple[int, int] | None]:
-    """The first choice's text and finish reason and ``(prompt, completion)`` tokens."""
-    choices = read_choices(resp)
-    first = choices[0] if choices else Choice(None, None)
-    usage = read_usage(resp)
-    return first.answer, first.finish, None if usage is None else (usage.prompt, usage.completion)
-
-
 @dataclass
 class Tally:
     """What one call accumulated over its attempts: the fields of its :class:`CallResult`."""
