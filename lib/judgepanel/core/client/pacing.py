@@ -74,8 +74,12 @@ class RateHeaders:
 
     @classmethod
     def of(cls, headers: Mapping[str, str] | None) -> RateHeaders:
-        if not headers:
-            return cls()
+        # most endpoints send none: one look-up decides, rather than six
+        if not headers or (
+            "x-ratelimit-limit-requests" not in headers
+            and ("x-ratelimit-limit-tokens" not in headers)
+        ):
+            return _NO_HEADERS
 
         def number(name: str) -> float | None:
             raw = headers.get(name)
@@ -92,6 +96,9 @@ class RateHeaders:
             number("x-ratelimit-remaining-tokens"),
             parse_duration(headers.get("x-ratelimit-reset-tokens")),
         )
+
+
+_NO_HEADERS = RateHeaders()
 
 
 def _bucket(per_minute: float) -> AsyncLimiter:
@@ -113,6 +120,7 @@ class Lane:
         self.tokens = _bucket(limits.tpm) if limits.tpm else None
         self.configured = bool(limits)
         self.in_flight = 0
+        self.waiting = 0
         self.paused_until = 0.0
         self.streak = 0
         self.last_cut = -math.inf
@@ -126,9 +134,16 @@ class Lane:
 
     async def acquire(self, tokens: float) -> None:
         """Wait until a request of ``tokens`` may leave; it then counts as in flight."""
-        async with self.cond:
-            await self.cond.wait_for(lambda: self.in_flight < self.cap)
+        if self.in_flight < self.cap and not self.waiting:  # no await: nothing can interleave
             self.in_flight += 1
+        else:
+            self.waiting += 1
+            try:
+                async with self.cond:
+                    await self.cond.wait_for(lambda: self.in_flight < self.cap)
+                    self.in_flight += 1
+            finally:
+                self.waiting -= 1
         try:
             await self._wait_pause()
             if self.requests is not None:
@@ -145,9 +160,10 @@ class Lane:
             await asyncio.sleep(wait)
 
     async def release(self) -> None:
-        async with self.cond:
-            self.in_flight -= 1
-            self.cond.notify_all()
+        self.in_flight -= 1
+        if self.waiting:
+            async with self.cond:
+                self.cond.notify_all()
 
     def pause(self, seconds: float) -> None:
         """Hold every new send of this lane for ``seconds`` from now."""
@@ -204,7 +220,8 @@ class Lane:
 
     def _notify(self) -> None:
         # Called from the event loop without the condition held: wake waiters soon.
-        asyncio.get_running_loop().create_task(self._wake())
+        if self.waiting:
+            asyncio.get_running_loop().create_task(self._wake())
 
     async def _wake(self) -> None:
         async with self.cond:
