@@ -284,7 +284,7 @@ def test_a_schema_2_store_is_migrated_in_place_with_its_data(tmp_path: Path) -> 
     with Store(path, readonly=True) as old:
         before = old.frame(columns=OLD_COLUMNS)
     with Store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 3
+        assert store.schema_version == SCHEMA_VERSION == 4
         after = store.frame()
         assert store.possibly_billed().calls == 1  # the interrupted call is still counted
         # a plain resume sends the retryable failure again; its resend adds up as ever
@@ -292,14 +292,14 @@ def test_a_schema_2_store_is_migrated_in_place_with_its_data(tmp_path: Path) -> 
         store.record(key("b"), ok(cached_tokens=250, reported_cost=0.0001, samples_per_request=2))
     pd.testing.assert_frame_equal(after[OLD_COLUMNS], before)
     assert pd.isna(after["cached_tokens"]).all() and (after["samples_per_request"] == 1).all()
-    assert _version(path) == "3"
+    assert _version(path) == str(SCHEMA_VERSION)
     assert {"cached_tokens", "reported_cost", "samples_per_request"} <= set(_columns(path))
     with Store(path, readonly=True) as store:
         b = store.frame().set_index("item").loc["b"]
     assert (b.cached_tokens, b.samples_per_request, b.attempts) == (250, 2, 7)
     assert b.reported_cost == pytest.approx(0.0001)
     with Store(path) as again:  # opening a migrated file again changes nothing
-        assert again.schema_version == 3 and again.count() == 2
+        assert again.schema_version == SCHEMA_VERSION and again.count() == 2
 
 
 # -- status and the cost table -------------------------------------------------------------

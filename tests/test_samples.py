@@ -56,6 +56,15 @@ def test_the_demo_prices_are_the_simulators_own():
             sim.cached_input,
             sim.output,
         ), model
+        batch = ours.batch()
+        assert batch is not None, model
+        assert (batch.input, batch.cached_input, batch.output) == pytest.approx(
+            (
+                sim.input * sim.batch_share,
+                sim.cached_input * sim.batch_share,
+                sim.output * sim.batch_share,
+            )
+        ), model
 
 
 def test_groups_are_runs_of_one_prompt():

@@ -24,6 +24,7 @@ import yaml
 
 import judgepanel.studies  # noqa: F401  (registers each study's planner)
 from judgepanel import __version__
+from judgepanel.core.batch import BatchBook, BatchOptions
 from judgepanel.core.client import ClientError, scrub
 from judgepanel.core.client.options import (
     DEFAULT_MAX_ATTEMPTS,
@@ -97,6 +98,20 @@ def _add_score_parser(sub: argparse._SubParsersAction) -> None:
         "--samples-per-request",
         type=int,
         help="repetitions of one prompt drawn per request with `n` (default: the run's, else 1)",
+    )
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        default=None,
+        help="send the calls through the provider's batch API (default: the run's `batch`)",
+    )
+    p.add_argument(
+        "--batch-poll", type=float, default=30.0, help="seconds between polls of open batches"
+    )
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="with --batch: submit and return; the same command run again collects them",
     )
     p.add_argument("--max-cost", type=float, help="hard ceiling in USD for this command")
     p.add_argument(
@@ -295,6 +310,7 @@ def score_request(args: argparse.Namespace) -> ScoreRequest:
         rpm=args.rpm,
         tpm=args.tpm,
         samples_per_request=args.samples_per_request,
+        batch=args.batch,
     )
 
 
@@ -340,7 +356,8 @@ def score_command(args: argparse.Namespace) -> int:
             max_failure_share=args.max_failure_share,
             progress=not args.no_progress,
         )
-        summary = score_settings(settings, options)
+        batch = BatchOptions(poll_s=args.batch_poll, wait=not args.no_wait)
+        summary = score_settings(settings, options, batch=batch)
     except (ConfigError, ClientError, StoreError, FileNotFoundError, ValueError) as exc:
         print(f"error: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
@@ -406,6 +423,7 @@ def status_command(args: argparse.Namespace) -> int:
         return 1
     with store:
         info = store.summary()
+        info["batches"] = BatchBook(store).summary()
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -426,6 +444,16 @@ def status_command(args: argparse.Namespace) -> int:
             f"never arrived (in flight at an interruption), up to "
             f"${info['unanswered_bound']:.4f}"
         )
+    if info["batched_calls"]:
+        print(
+            f"in batches: {info['batched_calls']} calls in {len(info['batches'])} open batches, "
+            f"reserved up to ${info['batched_bound']:.4f} (collect them: score --batch)"
+        )
+        for b in info["batches"]:
+            print(
+                f"  {b['chunk']}  {b['state']:<9} {b['status'] or '-':<11} {b['calls']:>6} calls "
+                f"{b['model']}  run {b['run']}  {b['batch_id'] or ''}"
+            )
     if info["first"]:
         print(f"written {info['first']} .. {info['last']}")
     if info["counts"]:

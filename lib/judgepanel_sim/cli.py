@@ -86,6 +86,20 @@ def build_parser(prog: str = "python -m judgepanel_sim") -> argparse.ArgumentPar
     limits.add_argument(
         "--prices", type=Path, help="JSON or YAML price table replacing the simulator's own"
     )
+    batch = serve.add_argument_group("the batch API (/v1/files, /v1/batches)")
+    batch.add_argument(
+        "--batch-delay", type=float, default=0.0, help="seconds before a batch is processed"
+    )
+    batch.add_argument(
+        "--batch-fail-share", type=float, default=0.0, help="share of batch lines answered 500"
+    )
+    batch.add_argument(
+        "--batch-expire-after",
+        type=int,
+        default=0,
+        help="a batch expires after answering this many lines (0: never)",
+    )
+    batch.add_argument("--batch-invalid", action="store_true", help="every batch fails validation")
     return parser
 
 
@@ -128,4 +142,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m judgepanel_sim") 
         cache_window=args.cache_window,
         report_cost=args.report_cost,
         prices=args.prices,
+        batch_delay_s=args.batch_delay,
+        batch_fail_share=args.batch_fail_share,
+        batch_expire_after=args.batch_expire_after,
+        batch_invalid=args.batch_invalid,
     )

@@ -48,11 +48,30 @@ class Price:
     ``cached_input`` is what a provider bills for prompt tokens it served from its cache
     (a repeated prompt prefix); ``None`` means cached tokens cost the full input price,
     the safe assumption where a discount is not confirmed.
+
+    A batch API bills less: ``batch_input`` and ``batch_output`` give its prices, or
+    ``batch_discount`` the share it takes off every price (0.5: half price). Neither means
+    no batch price is known, and a batch is budgeted and charged at the online price.
     """
 
     input: float
     output: float
     cached_input: float | None = None
+    batch_discount: float | None = None
+    batch_input: float | None = None
+    batch_output: float | None = None
+
+    def batch(self) -> Price | None:
+        """The prices of a batch line (``None``: no batch price given)."""
+        if self.batch_input is not None and self.batch_output is not None:
+            share = self.batch_input / self.input if self.input else 1.0
+            cached = None if self.cached_input is None else self.cached_input * share
+            return Price(self.batch_input, self.batch_output, cached)
+        if self.batch_discount is None:
+            return None
+        keep = 1.0 - self.batch_discount
+        cached = None if self.cached_input is None else self.cached_input * keep
+        return Price(self.input * keep, self.output * keep, cached)
 
     def cost(
         self, prompt_tokens: float, completion_tokens: float, cached_tokens: float = 0
@@ -101,6 +120,8 @@ class Profile:
     limits: dict[str, Limits] = field(default_factory=dict)
     """Family name or model id -> its provider limits."""
     samples_per_request: int = 1
+    batch: bool = False
+    """Score through the provider's batch API (``score --batch``)."""
 
     def dataset(self, name: str) -> DatasetRef:
         try:
@@ -146,6 +167,8 @@ class Run:
     own_parameters: dict[str, Any] = field(default_factory=dict)
     samples_per_request: int | None = None
     """Repetitions drawn per request with ``n`` (``None``: the profile's)."""
+    batch: bool | None = None
+    """Score through the batch API (``None``: as the profile says)."""
 
     @property
     def dataset(self) -> str:
@@ -251,6 +274,7 @@ def load_config(path: str | Path | None = None) -> Config:
             max_total_cost=prof.max_total_cost,
             limits={k: Limits(v.rpm, v.tpm) for k, v in prof.limits.items()},
             samples_per_request=prof.samples_per_request,
+            batch=prof.batch,
         )
     scoring = {
         kind: ScoringDesign(
@@ -263,7 +287,12 @@ def load_config(path: str | Path | None = None) -> Config:
         )
         for kind, d in spec.scoring.items()
     }
-    prices = {model: Price(p.input, p.output, p.cached_input) for model, p in spec.prices.items()}
+    prices = {
+        model: Price(
+            p.input, p.output, p.cached_input, p.batch_discount, p.batch_input, p.batch_output
+        )
+        for model, p in spec.prices.items()
+    }
     parameters = dict(spec.parameters)
     runs = {
         name: Run(
@@ -274,6 +303,7 @@ def load_config(path: str | Path | None = None) -> Config:
             parameters={**parameters, **r.parameters},
             own_parameters=dict(r.parameters),
             samples_per_request=r.samples_per_request,
+            batch=r.batch,
         )
         for name, r in spec.runs.items()
     }

@@ -53,6 +53,7 @@ class ProfileSpec(_Strict):
     max_total_cost: float = Field(0.0, ge=0)
     limits: dict[str, LimitsSpec] = Field(default_factory=dict)
     samples_per_request: int = Field(1, ge=1)
+    batch: bool = False
 
     @model_validator(mode="after")
     def _predeclared_are_families(self) -> ProfileSpec:
@@ -81,12 +82,25 @@ class PriceSpec(_Strict):
     """USD per one million input, cached input and output tokens.
 
     ``cached_input`` is the price of prompt tokens served from the provider's cache; left
-    out, they are charged the full input price.
+    out, they are charged the full input price. A batch API's prices are ``batch_input``
+    and ``batch_output``, or ``batch_discount``, the share taken off every price.
     """
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cached_input: float | None = Field(None, ge=0)
+    batch_discount: float | None = Field(None, ge=0, lt=1)
+    batch_input: float | None = Field(None, ge=0)
+    batch_output: float | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _one_batch_price(self) -> PriceSpec:
+        explicit = (self.batch_input is None, self.batch_output is None)
+        if explicit[0] != explicit[1]:
+            raise ValueError("give both `batch_input` and `batch_output`, or neither")
+        if self.batch_discount is not None and self.batch_input is not None:
+            raise ValueError("give `batch_discount` or batch prices, not both")
+        return self
 
 
 class RunSpec(_Strict):
@@ -98,6 +112,7 @@ class RunSpec(_Strict):
     notebooks: list[str]
     parameters: dict[str, Any] = Field(default_factory=dict)
     samples_per_request: int | None = Field(None, ge=1)
+    batch: bool | None = None
 
     @model_validator(mode="after")
     def _one_way_to_name_datasets(self) -> RunSpec:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgepanel.core.batch import BatchOptions, run_batches
 from judgepanel.core.budget import RequestShape
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client import RunSummary, pending_calls, run_calls
@@ -216,9 +217,17 @@ def closing_note(
 
 
 def score_settings(
-    settings: ScoreSettings, options: ClientOptions | None = None, *, echo: bool = True
+    settings: ScoreSettings,
+    options: ClientOptions | None = None,
+    *,
+    echo: bool = True,
+    batch: BatchOptions | None = None,
 ) -> RunSummary:
-    """Plan and send every target of ``settings``; the ceiling spans all of them."""
+    """Plan and send every target of ``settings``; the ceiling spans all of them.
+
+    With ``settings.batch`` the calls go through the provider's batch API
+    (:func:`judgepanel.core.batch.run_batches`, polled as ``batch`` says), else online.
+    """
     options = options or ClientOptions()
     summaries: list[RunSummary] = []
     with Store(settings.store) as store:
@@ -229,13 +238,24 @@ def score_settings(
                 remaining = max(0.0, settings.max_cost - sum(s.spend for s in summaries))
             if echo:
                 print(f"{target.name} ({target.kind}): {len(specs)} calls planned", flush=True)
-            summary = run_calls(
-                specs,
-                store,
-                prices=settings.prices,
-                options=settings.client_options(options, remaining),
-                desc=target.name,
-            )
+            if settings.batch:
+                summary = run_batches(
+                    specs,
+                    store,
+                    prices=settings.prices,
+                    options=settings.client_options(options, remaining),
+                    batch=batch,
+                    run=settings.run or target.name,
+                    desc=target.name,
+                )
+            else:
+                summary = run_calls(
+                    specs,
+                    store,
+                    prices=settings.prices,
+                    options=settings.client_options(options, remaining),
+                    desc=target.name,
+                )
             summaries.append(summary)
             if echo:
                 print(f"{target.name}: {summary.line()}", flush=True)

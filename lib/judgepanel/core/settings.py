@@ -53,6 +53,8 @@ class ScoreRequest:
         rpm, tpm: every model's rate limits (default: the profile's ``limits``).
         samples_per_request: repetitions drawn per request with ``n`` (default: the run's
             or the profile's ``samples_per_request``, else 1).
+        batch: score through the provider's batch API (default: the run's or the
+            profile's ``batch``, else no).
     """
 
     run: str | None = None
@@ -71,6 +73,7 @@ class ScoreRequest:
     rpm: float | None = None
     tpm: float | None = None
     samples_per_request: int | None = None
+    batch: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ class ScoreSettings:
     predeclared: tuple[str, ...] = ()
     limits: dict[str, RateLimits] = field(default_factory=dict)
     samples_per_request: int = 1
+    batch: bool = False
+    run: str = ""
 
     def client_options(self, options: ClientOptions, max_cost: float | None) -> ClientOptions:
         """``options`` completed with what this job resolved to: its concurrency, ceilings,
@@ -218,6 +223,9 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
     samples = int(samples or 1)
     if samples < 1:
         raise ConfigError(f"--samples-per-request {samples}: expected at least 1")
+    batch = request.batch
+    if batch is None and run is not None:
+        batch = run.batch if run.batch is not None else run.profile.batch
     return ScoreSettings(
         targets=targets,
         families=families,
@@ -233,6 +241,8 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
         predeclared=tuple(profile.predeclared) if profile else (),
         limits=limits,
         samples_per_request=samples,
+        batch=bool(batch),
+        run=request.run or "",
     )
 
 

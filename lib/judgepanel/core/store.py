@@ -52,7 +52,7 @@ import pandas as pd
 
 from judgepanel.core.calls import KEY_FIELDS, CallKey, key_digest
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _KEY_COLUMNS = """
     dataset TEXT NOT NULL,
@@ -88,6 +88,48 @@ CREATE TABLE IF NOT EXISTS interrupted (
 );
 """
 
+_BATCH_TABLES = """
+CREATE TABLE IF NOT EXISTS batches (
+    chunk TEXT PRIMARY KEY,
+    mode TEXT NOT NULL CHECK (mode IN ('provider', 'offline')),
+    state TEXT NOT NULL
+        CHECK (state IN ('planned', 'uploaded', 'submitted', 'exported', 'done', 'abandoned')),
+    run TEXT NOT NULL,
+    dataset TEXT NOT NULL,
+    model TEXT NOT NULL,
+    lines INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    bound REAL NOT NULL,
+    file_id TEXT,
+    batch_id TEXT,
+    status TEXT,
+    note TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batch_lines (
+    chunk TEXT NOT NULL REFERENCES batches (chunk),
+    custom_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    dataset TEXT NOT NULL,
+    item TEXT NOT NULL,
+    model TEXT NOT NULL,
+    seed INTEGER,
+    bound REAL NOT NULL,
+    key_digest INTEGER NOT NULL,
+    PRIMARY KEY (chunk, custom_id)
+);
+CREATE INDEX IF NOT EXISTS batch_lines_id ON batch_lines (custom_id);
+"""
+"""Batches in flight (schema 4): each chunk of a batch run, and the calls it carries.
+
+A chunk is written (``planned``) before its file is uploaded, and its provider ids as soon
+as they exist; while a chunk is open its lines' bounds count as possibly billed. A chunk
+is ``done`` once its results were ingested (in the transaction that writes its calls), or
+``abandoned`` when the provider ended it without answers (failed, expired, cancelled).
+"""
+OPEN_CHUNK_STATES: tuple[str, ...] = ("planned", "uploaded", "submitted", "exported")
+
 _SCHEMA = (
     f"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -120,6 +162,7 @@ CREATE TABLE IF NOT EXISTS calls ({_KEY_COLUMNS},
 CREATE INDEX IF NOT EXISTS calls_digest ON calls (dataset, status, key_digest);
 """
     + _RESERVATION_TABLES
+    + _BATCH_TABLES
 )
 
 RESULT_FIELDS: tuple[str, ...] = (
@@ -347,9 +390,12 @@ def _where(
     return (" WHERE " + " AND ".join(terms) if terms else ""), params
 
 
-def _key_text(key: CallKey) -> str:
-    """A call key as the text that names its reservation."""
+def key_text(key: CallKey) -> str:
+    """A call key as the text that names its reservation (and its line in a batch)."""
     return json.dumps(key.as_tuple(), ensure_ascii=False)
+
+
+_key_text = key_text
 
 
 def utc_now() -> str:
@@ -524,6 +570,7 @@ class Store:
             if version <= 2:
                 for name, declaration, _ in _ADDED_IN_3:
                     conn.execute(f"ALTER TABLE calls ADD COLUMN {name} {declaration}")
+            # From 3: the batch tables, which ``_create`` already added (IF NOT EXISTS).
             if version < SCHEMA_VERSION:
                 conn.execute(
                     "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
@@ -538,16 +585,27 @@ class Store:
 
         Temporary objects shadow the file's own of the same name, so every query below
         runs unchanged on the old file: a view of ``calls`` adds the columns of later
-        schemas as an older row reads them, and schema 1 gets empty reservation tables.
+        schemas as an older row reads them, schema 1 gets empty reservation tables, and
+        schemas before 4 get empty batch tables.
         """
-        added = [f"{value} AS {name}" for name, _, value in _ADDED_IN_3]
-        script = ""
+        temp = "CREATE TEMP TABLE"
+        script = "\n".join(
+            line.replace("CREATE TABLE IF NOT EXISTS", temp).replace(
+                " REFERENCES batches (chunk)", ""
+            )
+            for line in _BATCH_TABLES.splitlines()
+            if not line.startswith("CREATE INDEX")
+        )
+        added = []
+        if version <= 2:
+            added = [f"{value} AS {name}" for name, _, value in _ADDED_IN_3]
         if version == 1:
             added = [f"{_FAILURE_OF_REASON} AS failure", f"{_BILLED_OF_REASON} AS billed", *added]
-            script = _RESERVATION_TABLES.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE")
-        self._conn.executescript(
-            f"CREATE TEMP VIEW calls AS SELECT *, {', '.join(added)} FROM main.calls;\n{script}"
-        )
+            script += _RESERVATION_TABLES.replace("CREATE TABLE IF NOT EXISTS", temp)
+        if added:
+            view = f"CREATE TEMP VIEW calls AS SELECT *, {', '.join(added)} FROM main.calls;"
+            script = f"{view}\n{script}"
+        self._conn.executescript(script)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -616,6 +674,33 @@ class Store:
         with self._conn:
             self._conn.execute(_INSERT, _row(key, result, created_at or utc_now()))
             self._conn.execute("DELETE FROM pending WHERE key = ?", (_key_text(key),))
+
+    def record_batch(
+        self,
+        rows: Iterable[tuple[CallKey, CallResult]],
+        chunk: str,
+        *,
+        status: str,
+        note: str = "",
+    ) -> int:
+        """Write a batch chunk's results and close the chunk, in one transaction.
+
+        Either every row is written and the chunk is ``done``, or (the process dies
+        half-way) nothing is, and the chunk stays open to be ingested again: a batch's
+        results go in exactly once. Returns the rows written.
+        """
+        now = utc_now()
+        written = 0
+        with self._conn:
+            for key, result in rows:
+                self._conn.execute(_INSERT, _row(key, result, now))
+                written += 1
+            self._conn.execute(
+                "UPDATE batches SET state = 'done', status = ?, note = ?, updated_at = ? "
+                "WHERE chunk = ?",
+                (status, note, now, chunk),
+            )
+        return written
 
     def record_many(self, rows: Iterable[tuple[CallKey, CallResult]]) -> None:
         """Write many calls in one transaction (bulk imports and benchmarks only)."""
@@ -730,10 +815,40 @@ class Store:
         return Reservations(int(n), float(usd))
 
     def possibly_billed(self) -> Reservations:
-        """Calls sent without a recorded answer (interrupted, or in flight now) and their
-        reservations: what the endpoint may have billed beyond :meth:`spend`."""
+        """Calls sent without a recorded answer (interrupted, in flight now, or in an open
+        batch) and their reservations: what the endpoint may have billed beyond :meth:`spend`."""
         gone, now = self._reservations("interrupted"), self._reservations("pending")
-        return Reservations(gone.calls + now.calls, gone.bound + now.bound)
+        batched = self.batched()
+        return Reservations(
+            gone.calls + now.calls + batched.calls, gone.bound + now.bound + batched.bound
+        )
+
+    def batched_digests(self, dataset: str | None = None) -> set[int]:
+        """``key_digest`` of the calls in open batch chunks: sent, not yet answered."""
+        states = ", ".join(f"'{s}'" for s in OPEN_CHUNK_STATES)
+        where, params = "", []
+        if dataset is not None:
+            where, params = " AND l.dataset = ?", [dataset]
+        rows = self._conn.execute(
+            "SELECT l.key_digest FROM batch_lines l JOIN batches b ON b.chunk = l.chunk "
+            f"WHERE b.state IN ({states}){where}",
+            params,
+        )
+        return {row[0] for row in rows}
+
+    def batched(self) -> Reservations:
+        """Calls in open batch chunks (submitted, or on their way) and their bounds."""
+        states = ", ".join(f"'{s}'" for s in OPEN_CHUNK_STATES)
+        n, usd = self._conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(l.bound), 0) FROM batch_lines l "
+            f"JOIN batches b ON b.chunk = l.chunk WHERE b.state IN ({states})"
+        ).fetchone()
+        return Reservations(int(n), float(usd))
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The SQLite connection (the batch records share it, and its transactions)."""
+        return self._conn
 
     def total_committed(self) -> float:
         """USD a ceiling over the whole store counts: spend plus every open reservation."""
@@ -851,6 +966,7 @@ class Store:
             "COALESCE(SUM(failure = 'retryable'), 0), COALESCE(SUM(billed), 0) FROM calls"
         ).fetchone()
         unanswered = self.possibly_billed()
+        batched = self.batched()
         return {
             "store": str(self.path),
             "schema_version": self.schema_version,
@@ -862,8 +978,10 @@ class Store:
             "final": int(totals[2]) - int(totals[7]),
             "spend": float(totals[3]),
             "billed_answers": int(totals[8]),
-            "unanswered_calls": unanswered.calls,
-            "unanswered_bound": unanswered.bound,
+            "unanswered_calls": unanswered.calls - batched.calls,
+            "unanswered_bound": unanswered.bound - batched.bound,
+            "batched_calls": batched.calls,
+            "batched_bound": batched.bound,
             "attempts": int(totals[4]),
             "first": totals[5],
             "last": totals[6],

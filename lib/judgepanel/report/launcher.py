@@ -65,6 +65,10 @@ def start_sim_server(
     cache_window: int = 0,
     report_cost: bool = False,
     prices: Path | None = None,
+    batch_delay: float = 0.0,
+    batch_fail_share: float = 0.0,
+    batch_expire_after: int = 0,
+    batch_invalid: bool = False,
 ) -> SimProcess:
     """Start the simulated judge server (``python -m judgepanel_sim serve``) on a free port
     (or on ``port``, to restart a server where its clients expect it).
@@ -72,8 +76,9 @@ def start_sim_server(
     ``echo_key`` and ``ledger`` are the server's test switches: an endpoint that echoes the
     key, and a file counting every billed answer. ``rpm``, ``tpm``, ``burst_seconds``,
     ``count_refused``, ``cache_window``, ``report_cost`` and ``prices`` make it behave like
-    a provider (rate limits, prompt caching, cost in usage); each is off by default and
-    forwarded only when set. Returns once it accepts connections.
+    a provider (rate limits, prompt caching, cost in usage), and the ``batch_*`` options
+    its batch API (a delay, failed lines, expiry, rejected files); each is off by default
+    and forwarded only when set. Returns once it accepts connections.
     """
     workdir = Path(tempfile.mkdtemp(prefix="judgepanel-sim-", dir=log_dir))
     port_file = workdir / "port"
@@ -106,6 +111,10 @@ def start_sim_server(
         *(["--cache-window", str(cache_window)] if cache_window else []),
         *(["--report-cost"] if report_cost else []),
         *(["--prices", str(prices)] if prices is not None else []),
+        *(["--batch-delay", str(batch_delay)] if batch_delay else []),
+        *(["--batch-fail-share", str(batch_fail_share)] if batch_fail_share else []),
+        *(["--batch-expire-after", str(batch_expire_after)] if batch_expire_after else []),
+        *(["--batch-invalid"] if batch_invalid else []),
     ]
     log = log_path.open("wb")
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}

@@ -2,7 +2,9 @@
 
 The server prices what it bills from this table (or from a ``--prices`` file that replaces
 it), never from the project's runs file, so that a client's own cost accounting can be
-checked against an independent count. Cached prompt tokens are priced at ``cached_input``.
+checked against an independent count. Cached prompt tokens are priced at ``cached_input``;
+a line of a batch is billed ``batch_share`` of the online price (half, as most providers
+sell their batch APIs).
 A model the table does not list has no price: its cost is ``None`` (``null`` in the ledger
 and in ``usage.cost``), rather than a made-up zero.
 """
@@ -22,11 +24,13 @@ from judgepanel_sim.judges.protocol import ACCEPTED_MODELS
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens: fresh input, cached input, output."""
+    """USD per million tokens: fresh input, cached input, output; and the share of that
+    price a batch line is billed."""
 
     input: float
     cached_input: float
     output: float
+    batch_share: float = 0.5
 
     def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float:
         """Dollars of one answer (cached tokens are part of ``prompt_tokens``)."""
@@ -59,6 +63,16 @@ def cost(
     return price.cost(prompt_tokens, cached_tokens, completion_tokens)
 
 
+def batch_cost(
+    table: PriceTable, model: str, prompt_tokens: int, cached_tokens: int, completion_tokens: int
+) -> float | None:
+    """Dollars of one answer of ``model`` sent in a batch (``None`` without a price)."""
+    price = table.get(model)
+    if price is None:
+        return None
+    return price.cost(prompt_tokens, cached_tokens, completion_tokens) * price.batch_share
+
+
 def _rate(path: Path, model: str, entry: Mapping[str, object], name: str) -> float:
     value = entry[name]
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -69,9 +83,11 @@ def _rate(path: Path, model: str, entry: Mapping[str, object], name: str) -> flo
 
 
 def load_prices(path: Path) -> dict[str, Price]:
-    """A price table from a JSON or YAML file ``{model: {input:, cached_input:, output:}}``.
+    """A price table from a JSON or YAML file ``{model: {input:, cached_input:, output:,
+    batch_share:}}``.
 
-    ``cached_input`` defaults to ``input``. The file replaces the default table.
+    ``cached_input`` defaults to ``input``, ``batch_share`` to one half. The file replaces
+    the default table.
 
     Raises:
         ValueError: naming the file (and the model) for an unreadable file or a bad entry.
@@ -93,7 +109,7 @@ def load_prices(path: Path) -> dict[str, Price]:
             raise ValueError(f"{path}: model {model!r} is not served here; known: {known}")
         if not isinstance(entry, dict):
             raise ValueError(f"{path}: model {model!r}: expected {{input:, output:}}")
-        unknown = sorted(set(entry) - {"input", "cached_input", "output"})
+        unknown = sorted(set(entry) - {"input", "cached_input", "output", "batch_share"})
         if unknown:
             raise ValueError(f"{path}: model {model!r}: unknown keys {unknown}")
         missing = sorted({"input", "output"} - set(entry))
@@ -101,5 +117,8 @@ def load_prices(path: Path) -> dict[str, Price]:
             raise ValueError(f"{path}: model {model!r}: missing {missing}")
         fresh = _rate(path, model, entry, "input")
         cached = _rate(path, model, entry, "cached_input") if "cached_input" in entry else fresh
-        table[model] = Price(fresh, cached, _rate(path, model, entry, "output"))
+        share = _rate(path, model, entry, "batch_share") if "batch_share" in entry else 0.5
+        if share > 1:
+            raise ValueError(f"{path}: model {model!r}: batch_share must be <= 1, got {share}")
+        table[model] = Price(fresh, cached, _rate(path, model, entry, "output"), share)
     return table

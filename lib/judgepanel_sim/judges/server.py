@@ -26,6 +26,10 @@ Provider behaviour, each off by default (and then every response byte is as befo
   and a server whose limits never bite answers exactly as one without limits.
 * prompt caching (``cache_window``; see ``caching``): ``usage.prompt_tokens_details``.
 * cost (``report_cost``; see ``pricing``): ``usage.cost`` in USD, as OpenRouter reports it.
+* the batch API (``/v1/files``, ``/v1/batches``; see ``batches``), always served; its
+  lines are answered in this process as the online requests are, and billed at the batch
+  price. ``batch_delay_s``, ``batch_fail_share``, ``batch_expire_after`` and
+  ``batch_invalid`` simulate a slow queue, failed lines, expiry and a rejected file.
 
 ``router/sim-aurora-v1`` answers as ``sim-aurora-v1`` but ignores ``n`` (one choice), as
 OpenRouter does; it is accepted but not listed by ``GET /v1/models``.
@@ -53,11 +57,18 @@ import numpy as np
 import uvloop
 
 from judgepanel_sim.judges import responses, sse
+from judgepanel_sim.judges.batches import MAX_FILE_BYTES, BatchBehaviour, BatchDesk
 from judgepanel_sim.judges.caching import PromptCache
 from judgepanel_sim.judges.families import Family, family_for_model
 from judgepanel_sim.judges.handlers import SimRequest, find_handler
 from judgepanel_sim.judges.logprobs import answer_logprobs
-from judgepanel_sim.judges.pricing import DEFAULT_PRICES, PriceTable, cost, load_prices
+from judgepanel_sim.judges.pricing import (
+    DEFAULT_PRICES,
+    PriceTable,
+    batch_cost,
+    cost,
+    load_prices,
+)
 from judgepanel_sim.judges.protocol import (
     MAX_BODY_BYTES,
     ROUTER_MODELS,
@@ -114,6 +125,10 @@ class SimConfig:
             last answered requests (0: no caching, no ``prompt_tokens_details``).
         report_cost: add ``usage.cost`` (USD, from ``prices``).
         prices: the price table (None: ``pricing.DEFAULT_PRICES``).
+        batch_delay_s: seconds a batch waits before its lines are answered.
+        batch_fail_share: share of batch lines answered with a 500.
+        batch_expire_after: a batch expires after answering this many lines (0: never).
+        batch_invalid: every batch fails validation.
     """
 
     seed: int = 0
@@ -133,8 +148,18 @@ class SimConfig:
     cache_window: int = 0
     report_cost: bool = False
     prices: PriceTable | None = field(default=None, compare=False)
+    batch_delay_s: float = 0.0
+    batch_fail_share: float = 0.0
+    batch_expire_after: int = 0
+    batch_invalid: bool = False
+
+    def batch_behaviour(self) -> BatchBehaviour:
+        return BatchBehaviour(
+            self.batch_delay_s, self.batch_fail_share, self.batch_expire_after, self.batch_invalid
+        )
 
     def __post_init__(self) -> None:
+        self.batch_behaviour()  # validates the batch settings
         for name in ("error_rate", "malformed_rate", "timeout_rate"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -261,6 +286,8 @@ class SimApp:
         self.cache = PromptCache(config.cache_window) if config.cache_window else None
         self.prices: PriceTable = DEFAULT_PRICES if config.prices is None else config.prices
         self.fingerprint = f"fp_sim_{config.seed & 0xFFFFFFFF:08x}"
+        self.desk = BatchDesk(self._answer_line, config.batch_behaviour(), config.seed)
+        self._batch_lines = 0  # lines answered in batches; drives their unseeded sampling
         self._ledger_fd = (
             os.open(config.ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             if config.ledger is not None
@@ -333,9 +360,10 @@ class SimApp:
         cached: int = 0,
         dollars: float | None = None,
         choices: int = 1,
+        batch: tuple[str, str] | None = None,
     ) -> None:
         """Append one billed answer to the ledger, if there is one (``cost`` is null for a
-        model without a price)."""
+        model without a price; a batch line adds its batch id and ``custom_id``)."""
         if self._ledger_fd is None:
             return
         line = {
@@ -347,10 +375,12 @@ class SimApp:
             "cost": dollars,
             "choices": choices,
         }
+        if batch is not None:
+            line["batch"], line["custom_id"] = batch
         os.write(self._ledger_fd, compact_json(line) + b"\n")
 
-    async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
-        limit = self.config.max_body_bytes
+    async def _read_body(self, scope: Scope, receive: Receive, limit: int | None = None) -> bytes:
+        limit = self.config.max_body_bytes if limit is None else limit
         for name, value in scope.get("headers", ()):
             if name == b"content-length" and value.isdigit() and int(value) > limit:
                 raise ApiError(
@@ -424,11 +454,72 @@ class SimApp:
                 await self._send_json(send, 200, model_object(wanted))
                 return
             raise ApiError(404, f"The model `{wanted}` does not exist.", code="model_not_found")
+        if self.desk.handles(path):
+            await self._batch_api(scope, receive, send, method, path)
+            return
         if path not in ("/v1/chat/completions", "/v1/responses"):
             raise ApiError(404, f"unknown path {scope['path']!r}", code="not_found")
         if method != "POST":
             raise ApiError(405, f"method {method} is not allowed on {path}", code=None)
         await self._chat(scope, receive, send, responses_api=path == "/v1/responses")
+
+    async def _batch_api(
+        self, scope: Scope, receive: Receive, send: Send, method: str, path: str
+    ) -> None:
+        """A files or batches request (uploads may be as large as a batch input file)."""
+        body = await self._read_body(scope, receive, MAX_FILE_BYTES + 64 * 1024)
+        content_type = ""
+        for name, value in scope.get("headers", ()):
+            if name == b"content-type":
+                content_type = value.decode("latin-1")
+        query = scope.get("query_string", b"").decode("latin-1")
+        status, out, media = await self.desk.handle(method, path, query, content_type, body)
+        if isinstance(out, bytes):
+            headers = [
+                (b"content-type", media.encode()),
+                (b"content-length", str(len(out)).encode()),
+            ]
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": out})
+            return
+        await self._send_json(send, status, out)
+
+    def _answer_line(
+        self, body: dict[str, Any], custom_id: str, batch_id: str, ordinal: int
+    ) -> tuple[int, dict[str, Any]]:
+        """One batch line answered as the online path answers its request, billed at the
+        batch price; an unanswerable line gets the error the online path would send."""
+        cfg = self.config
+        self._batch_lines += 1
+        malformed = (
+            _uniforms(cfg.seed, -self._batch_lines, 1)[0] < cfg.malformed_rate
+            if cfg.malformed_rate
+            else False
+        )
+        try:
+            chat = parse_chat(body)
+            answers = self._answers(chat, -self._batch_lines, malformed, "")
+        except ApiError as err:
+            return err.status, err.body()
+        prompt_tokens = chat.prompt_tokens()
+        completion_tokens = sum(a.completion_tokens for a in answers)
+        dollars = batch_cost(self.prices, chat.model, prompt_tokens, 0, completion_tokens)
+        self._bill(
+            chat.model,
+            chat.seed,
+            prompt_tokens,
+            completion_tokens,
+            0,
+            dollars,
+            len(answers),
+            batch=(batch_id, custom_id),
+        )
+        extra: dict[str, Any] = {}
+        if self.cache is not None:  # batch lines are not served from the prompt cache
+            extra["prompt_tokens_details"] = {"cached_tokens": 0}
+        if cfg.report_cost:
+            extra["cost"] = dollars
+        return 200, completion_body(chat.model, answers, prompt_tokens, self.fingerprint, extra)
 
     @staticmethod
     def _parse(raw: bytes, responses_api: bool) -> ParsedChat:
@@ -525,7 +616,12 @@ class SimApp:
             raise bad
         if chat is None:
             chat = self._parse(raw, responses_api)
-        answers = self._answers(chat, counter, u_malformed < cfg.malformed_rate, scope)
+        answers = self._answers(
+            chat,
+            counter,
+            u_malformed < cfg.malformed_rate,
+            self._bearer(scope) if cfg.echo_key else "",
+        )
         prompt_tokens = chat.prompt_tokens()
         completion_tokens = sum(a.completion_tokens for a in answers)
         cached = self.cache.answer(chat) if self.cache is not None else 0
@@ -568,7 +664,7 @@ class SimApp:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _answers(
-        self, chat: ParsedChat, counter: int, malformed: bool, scope: Scope
+        self, chat: ParsedChat, counter: int, malformed: bool, bearer: str
     ) -> list[Answer]:
         """The request's sampled answers, ``n`` or one for an alias that ignores ``n``
         (one generator, drawn in turn); the first is :func:`answer_chat`'s."""
@@ -578,7 +674,7 @@ class SimApp:
         for _ in range(chat.choices):
             text = answer_text(req, malformed=malformed)
             if cfg.echo_key:
-                text = _echo(text, self._bearer(scope))
+                text = _echo(text, bearer)
             content, completion_tokens, finish = truncate_answer(text, chat.max_tokens)
             logprobs = None
             if chat.logprobs:
@@ -691,6 +787,10 @@ def serve_command(
     cache_window: int = 0,
     report_cost: bool = False,
     prices: Path | None = None,
+    batch_delay_s: float = 0.0,
+    batch_fail_share: float = 0.0,
+    batch_expire_after: int = 0,
+    batch_invalid: bool = False,
 ) -> int:
     """``judgepanel sim-server``: run the simulated judge server in the foreground.
 
@@ -712,6 +812,10 @@ def serve_command(
             cache_window=cache_window,
             report_cost=report_cost,
             prices=load_prices(prices) if prices is not None else None,
+            batch_delay_s=batch_delay_s,
+            batch_fail_share=batch_fail_share,
+            batch_expire_after=batch_expire_after,
+            batch_invalid=batch_invalid,
         )
     except ValueError as exc:
         print(f"judgepanel sim-server: {exc}", file=sys.stderr)

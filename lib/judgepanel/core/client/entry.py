@@ -49,11 +49,16 @@ def _unique_plan(specs: Sequence[CallSpec]) -> list[CallSpec]:
 def pending_calls(
     specs: Sequence[CallSpec], store: Store, *, retry_failed: bool = False
 ) -> tuple[list[CallSpec], int]:
-    """The calls of a plan not yet in the store, and how many were already there."""
+    """The calls of a plan not yet in the store, and how many were already there.
+
+    Calls in an open batch were sent already and count as there: their answers come with
+    the batch (``score --batch`` collects them), and sending them again would pay twice.
+    """
     datasets = {s.key.dataset for s in specs}
     done: set[int] = set()
     for ds in datasets:
         done |= store.completed_digests(ds, include_failed=not retry_failed)
+        done |= store.batched_digests(ds)
     todo = [s for s in specs if key_digest(s.key) not in done]
     return todo, len(specs) - len(todo)
 

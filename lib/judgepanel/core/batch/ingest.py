@@ -1,0 +1,153 @@
+"""Ingesting a finished chunk: its result files matched to its calls and written at once.
+
+Both paths end here: a provider's batch (its output and error files) and an offline run
+(``vllm run-batch``'s output file). Every result line is matched to the chunk's calls by
+``custom_id``; a line that names another call, answers one twice or comes from another
+model is not kept, and said so. The rows and the chunk's closing are one transaction.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from judgepanel.core.batch.records import BatchBook, Chunk, LineRecord
+from judgepanel.core.batch.results import ResultFileError, ResultLine, outcome, read_result_lines
+from judgepanel.core.budget import CallBound, RequestShape
+from judgepanel.core.calls import KEY_FIELDS, CallKey, CallSpec
+from judgepanel.core.config import Price
+from judgepanel.core.store import CallResult, Store
+
+CRASH_ENV = "JUDGEPANEL_BATCH_CRASH_AT"
+"""Fault injection for the kill tests: ``uploaded``, ``created``, ``polling`` or ``ingesting``
+makes the process kill itself (SIGKILL) at that step, as a crash would."""
+
+
+def crash_point(step: str) -> None:
+    """Die here, as ``kill -9`` would, when the kill tests ask for this step."""
+    if os.environ.get(CRASH_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def batch_price(price: Price) -> Price:
+    """What a batch line is charged: the batch price, else the online one."""
+    return price.batch() or price
+
+
+def reask_history(
+    store: Store, specs: Sequence[CallSpec], custom_id: Callable[[CallKey], str]
+) -> dict[str, int]:
+    """custom_id -> re-asks already stored for calls of ``specs`` that failed before."""
+    wanted = {s.key.as_tuple(): custom_id(s.key) for s in specs}
+    out: dict[str, int] = {}
+    for ds in {s.key.dataset for s in specs}:
+        failed = store.frame(ds, status="failed", columns=[*KEY_FIELDS, "reasks"])
+        for row in failed.itertuples(index=False):
+            cid = wanted.get(tuple(row[: len(KEY_FIELDS)]))
+            if cid is not None:
+                out[cid] = int(row[-1])
+    return out
+
+
+@dataclass
+class Ingested:
+    """What one chunk's results wrote."""
+
+    ok: int = 0
+    failed: int = 0
+    retryable: int = 0
+    reasks: int = 0
+    spend: float = 0.0
+    unanswered: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _answer_bound(spec: CallSpec) -> CallBound:
+    return RequestShape.of(spec.build(), spec.max_tokens).bound(0)
+
+
+def _no_usage(line: ResultLine) -> bool:
+    response = line.obj.get("response")
+    body = response.get("body") if isinstance(response, dict) else None
+    return not (isinstance(body, dict) and isinstance(body.get("usage"), dict))
+
+
+def _crashing(rows: list[tuple[CallKey, CallResult]]) -> Iterator[tuple[CallKey, CallResult]]:
+    for i, row in enumerate(rows):
+        if i == len(rows) // 2:
+            crash_point("ingesting")
+        yield row
+
+
+def ingest_chunk(
+    store: Store,
+    chunk: Chunk,
+    files: Sequence[tuple[bytes, str]],
+    specs: Mapping[str, CallSpec],
+    prices: Mapping[str, Price],
+    *,
+    max_reasks: int,
+    status: str,
+) -> Ingested:
+    """Write ``chunk``'s results (``files``: data and a name for messages) and close it.
+
+    ``specs`` maps the chunk's custom_ids to their calls (it may hold more).
+    """
+    book = BatchBook(store)
+    records: dict[str, LineRecord] = {rec.custom_id: rec for rec in book.lines(chunk.chunk)}
+    from judgepanel.core.batch.lines import custom_id
+
+    history = reask_history(store, [specs[c] for c in records], custom_id)
+    latency = max(0.0, time.time() - chunk.created)
+    got = Ingested()
+    rows: list[tuple[CallKey, CallResult]] = []
+    seen: set[str] = set()
+    for data, name in files:
+        try:
+            lines = list(read_result_lines(data, name))
+        except ResultFileError as exc:
+            got.notes.append(str(exc))
+            continue
+        for line in lines:
+            rec = records.get(line.custom_id)
+            if rec is None:
+                got.notes.append(f"{line.where}: {line.custom_id} is not a call of this batch")
+                continue
+            if line.custom_id in seen:
+                got.notes.append(f"{line.where}: {line.custom_id} answered twice; first kept")
+                continue
+            seen.add(line.custom_id)
+            spec = specs[line.custom_id]
+            model = line.model()
+            if model is not None and model != spec.key.model:
+                got.notes.append(f"{line.where}: answered by {model}, not {spec.key.model}")
+                continue
+            # the bound is charged only for an answer without usage: measured only then
+            bound = _answer_bound(spec) if _no_usage(line) else CallBound(0, 0, 1)
+            result = outcome(
+                spec,
+                line,
+                seed=rec.seed,
+                price=batch_price(prices[spec.key.model]),
+                bound=bound,
+                reasks_before=history.get(line.custom_id, 0),
+                max_reasks=max_reasks,
+                latency_s=latency,
+            )
+            if result is not None:
+                rows.append((spec.key, result))
+    written = _crashing(rows) if os.environ.get(CRASH_ENV) == "ingesting" else rows
+    store.record_batch(written, chunk.chunk, status=status, note="; ".join(got.notes[:5]))
+    for _, result in rows:
+        got.spend += result.cost
+        if result.status == "ok":
+            got.ok += 1
+        else:
+            got.failed += 1
+            got.retryable += result.failure == "retryable"
+            got.reasks += result.reasks
+    got.unanswered = len(records) - len(rows)
+    return got

@@ -1,0 +1,95 @@
+"""Batch input lines: a call's ``custom_id``, its request line, and files within limits.
+
+A line is ``{"custom_id", "method", "url", "body"}``, the format of OpenAI's batch API and
+of ``vllm run-batch``; its body is the request the online path would send, seed included,
+so a provider that honours seeds answers a batch line as it answers the online request.
+The ``custom_id`` is a digest of the call's store key, so results are matched back by key,
+never by their position in a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from judgepanel.core.budget import RequestShape
+from judgepanel.core.calls import CallKey, CallSpec
+from judgepanel.core.client.body import request_body
+from judgepanel.core.config import Price
+from judgepanel.core.store import key_text
+
+ENDPOINT = "/v1/chat/completions"
+"""The endpoint every line targets."""
+MAX_LINES = 50_000
+"""Requests one batch file may hold (OpenAI's limit)."""
+MAX_BYTES = 200 * 1000 * 1000
+"""Bytes one batch file may hold: OpenAI's 200 MB, counted in decimal to stay under it."""
+
+_HEAD = b'{"custom_id":"%s","method":"POST","url":"' + ENDPOINT.encode() + b'","body":'
+
+
+def custom_id(key: CallKey) -> str:
+    """The batch ``custom_id`` of a call: ``jp-`` and 32 hex digits of its store key."""
+    digest = hashlib.blake2b(key_text(key).encode("utf-8"), digest_size=16).hexdigest()
+    return f"jp-{digest}"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One call as a batch line: its spec, id, seed, cost bound and encoded bytes."""
+
+    spec: CallSpec
+    custom_id: str
+    seed: int | None
+    bound: float
+    data: bytes
+
+
+def encode_line(cid: str, body: bytes) -> bytes:
+    """The JSONL line (newline included) of one request body, already encoded."""
+    return _HEAD % cid.encode("ascii") + body + b"}\n"
+
+
+def build_lines(
+    specs: Iterable[CallSpec], price: Price, seeds: Mapping[str, int | None]
+) -> Iterator[Line]:
+    """Lines of ``specs`` with their seeds (``seeds`` by custom_id replaces a spec's own,
+    for a re-ask) and their bounds at ``price`` (one billed answer each: a re-ask is a
+    line of a later batch, reserved then)."""
+    shapes: dict[tuple, RequestShape] = {}
+    for spec in specs:
+        key = spec.key
+        cid = custom_id(key)
+        seed = seeds.get(cid, spec.seed)
+        messages = spec.build()
+        shape_key = (key.dataset, key.item, key.kind, key.dimension, key.prompt_hash)
+        shape = shapes.get(shape_key)
+        if shape is None or shape.max_tokens != spec.max_tokens:
+            shape = shapes[shape_key] = RequestShape.of(messages, spec.max_tokens)
+            if len(shapes) > 256:
+                shapes.clear()
+        bound = shape.bound(0).cost(price)
+        yield Line(spec, cid, seed, bound, encode_line(cid, request_body(spec, messages, seed)))
+
+
+def chunks(
+    lines: Iterable[Line], max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES
+) -> Iterator[list[Line]]:
+    """Consecutive runs of ``lines`` that fit one file: at most ``max_lines`` lines and
+    ``max_bytes`` bytes (a single larger line is refused: no provider would take it)."""
+    current: list[Line] = []
+    size = 0
+    for line in lines:
+        if len(line.data) > max_bytes:
+            raise ValueError(
+                f"the request of {line.spec.key.item} ({line.spec.key.kind}) is "
+                f"{len(line.data)} bytes, more than a batch file may hold ({max_bytes})"
+            )
+        if current and (len(current) >= max_lines or size + len(line.data) > max_bytes):
+            yield current
+            current, size = [], 0
+        current.append(line)
+        size += len(line.data)
+    if current:
+        yield current
