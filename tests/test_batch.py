@@ -203,3 +203,261 @@ def test_a_batch_run_killed_at_any_step_resumes_without_paying_twice(
     assert (frame["attempts"] == 1).all()  # each call answered once, never twice
     ids = [x["custom_id"] for x in billed]
     assert len(ids) == len(set(ids)) == 64  # no request answered twice
+
+
+def run_batch_offline(infile: Path, outfile: Path, base_url: str) -> None:
+    """What ``vllm run-batch -i IN -o OUT`` does, against the simulator's online endpoint:
+    every input line's body posted as it is, and one output line per request in vLLM's
+    shape (an error as ``response`` without a body and the message in ``error``)."""
+    import uuid
+
+    import httpx
+
+    out = []
+    with httpx.Client(base_url=base_url, headers={"Authorization": "Bearer x"}) as http:
+        for raw in infile.read_text().splitlines():
+            line = json.loads(raw)
+            assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
+            reply = http.post("/chat/completions", json=line["body"], timeout=60)
+            ok = reply.status_code == 200
+            out.append(
+                {
+                    "id": f"vllm-{uuid.uuid4().hex}",
+                    "custom_id": line["custom_id"],
+                    "response": {
+                        "status_code": reply.status_code,
+                        "request_id": f"vllm-batch-{uuid.uuid4().hex}",
+                        **({"body": reply.json()} if ok else {}),
+                    },
+                    "error": None if ok else reply.json()["error"]["message"],
+                }
+            )
+    outfile.write_text("".join(json.dumps(o) + "\n" for o in out))
+
+
+@pytest.mark.timeout(300)
+def test_the_offline_round_trip_matches_online_and_refuses_what_it_cannot_match(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judgepanel.cli import main
+
+    with start_sim_server() as server:
+        online = tmp_path / "online.sqlite"
+        assert (
+            jp_inline(
+                monkeypatch,
+                server.base_url,
+                "score",
+                "--run",
+                "t-eva",
+                "--runs-file",
+                str(runs_file(tmp_path, world, online)),
+                "--no-progress",
+            )
+            == 0
+        )
+        store = tmp_path / "offline.sqlite"
+        rf = runs_file(tmp_path, world, store)
+        infile, outfile = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        assert (
+            main(
+                [
+                    "batch",
+                    "export",
+                    "--run",
+                    "t-eva",
+                    "--runs-file",
+                    str(rf),
+                    "--out",
+                    str(infile),
+                    "--families",
+                    "aurora",
+                ]
+            )
+            == 0
+        )
+        lines = infile.read_text().splitlines()
+        assert len(lines) == 4 * (3 + 5)  # aurora only
+        with Store(store, readonly=True) as s:
+            assert s.batched().calls == len(lines)  # in flight: nothing else sends them
+        run_batch_offline(infile, outfile, server.base_url)
+        # a line naming no exported call stops the import before anything is written
+        stray = json.loads(outfile.read_text().splitlines()[0])
+        stray["custom_id"] = "jp-" + "0" * 32
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text(outfile.read_text() + json.dumps(stray) + "\n")
+        assert (
+            main(["batch", "import", str(bad), "--store", str(store), "--runs-file", str(rf)]) == 1
+        )
+        with Store(store, readonly=True) as s:
+            assert s.count() == 0
+        assert (
+            main(["batch", "import", str(outfile), "--store", str(store), "--runs-file", str(rf)])
+            == 0
+        )
+        assert (
+            main(["batch", "import", str(outfile), "--store", str(store), "--runs-file", str(rf)])
+            == 1
+        )  # imported already
+        # the rest of the run through the provider path: both paths fill one store
+        assert (
+            jp_inline(
+                monkeypatch,
+                server.base_url,
+                "score",
+                "--run",
+                "t-eva",
+                "--runs-file",
+                str(rf),
+                "--batch",
+                "--batch-poll",
+                "0.05",
+                "--no-progress",
+            )
+            == 0
+        )
+    pd.testing.assert_frame_equal(answers(online), answers(store))
+
+
+@pytest.mark.timeout(300)
+def test_expired_batches_failed_lines_and_unreadable_answers_are_sent_again(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    store = tmp_path / "store.sqlite"
+    rf = runs_file(tmp_path, world, store)
+    with start_sim_server(
+        ledger=ledger, batch_expire_after=12, batch_fail_share=0.1, malformed_rate=0.1
+    ) as server:
+        code = jp_inline(
+            monkeypatch,
+            server.base_url,
+            "score",
+            "--run",
+            "t-eva",
+            "--runs-file",
+            str(rf),
+            "--batch",
+            "--batch-poll",
+            "0.05",
+            "--no-progress",
+        )
+    assert code == 0
+    billed = ledger_lines(ledger)
+    with Store(store, readonly=True) as s:
+        frame = s.frame()
+        chunks = BatchBook(s).chunks(open_only=False)
+        assert s.spend() == pytest.approx(sum(x["cost"] for x in billed), rel=1e-9)
+        assert s.batched().calls == 0
+    assert len(frame) == 64 and (frame["status"] == "ok").all()
+    assert {c.status for c in chunks} >= {"expired"}  # some batches ran out of time
+    assert (frame["reasks"] > 0).any()  # unreadable answers were asked again, in batches
+    assert (frame["billed"] == frame["reasks"] + 1).all()  # each billed answer counted
+    # a 500 line is not billed: billed answers match the ledger exactly
+    assert int(frame["billed"].sum()) == len(billed)
+
+
+@pytest.mark.timeout(200)
+def test_a_batch_that_fails_validation_stops_the_run_and_loses_nothing(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judgepanel.cli import EXIT_ABORTED
+
+    store = tmp_path / "store.sqlite"
+    rf = runs_file(tmp_path, world, store)
+    with start_sim_server(batch_invalid=True) as server:
+        code = jp_inline(
+            monkeypatch,
+            server.base_url,
+            "score",
+            "--run",
+            "t-eva",
+            "--runs-file",
+            str(rf),
+            "--batch",
+            "--batch-poll",
+            "0.05",
+            "--no-progress",
+        )
+    assert code == EXIT_ABORTED
+    with Store(store, readonly=True) as s:
+        chunks = BatchBook(s).chunks(open_only=False)
+        assert s.count() == 0 and s.batched().calls == 0
+    assert chunks and {c.state for c in chunks} == {"abandoned"}
+    assert "failed validation" in chunks[0].note
+
+
+@pytest.mark.timeout(200)
+def test_the_ceiling_holds_in_batch_mode(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from judgepanel.cli import EXIT_BUDGET
+
+    ledger = tmp_path / "ledger.jsonl"
+    store = tmp_path / "store.sqlite"
+    rf = runs_file(tmp_path, world, store)
+    ceiling = 0.004
+    with start_sim_server(ledger=ledger) as server:
+        code = jp_inline(
+            monkeypatch,
+            server.base_url,
+            "score",
+            "--run",
+            "t-eva",
+            "--runs-file",
+            str(rf),
+            "--batch",
+            "--batch-poll",
+            "0.05",
+            "--no-progress",
+            "--max-cost",
+            str(ceiling),
+        )
+        assert code == EXIT_BUDGET
+        with Store(store, readonly=True) as s:
+            first = s.count()
+            assert 0 < first < 64 and s.spend() <= ceiling
+        assert sum(x["cost"] for x in ledger_lines(ledger)) <= ceiling
+        capsys.readouterr()
+        assert jp_inline(monkeypatch, server.base_url, "status", "--store", str(store)) == 0
+        assert (
+            jp_inline(
+                monkeypatch,
+                server.base_url,
+                "score",
+                "--run",
+                "t-eva",
+                "--runs-file",
+                str(rf),
+                "--batch",
+                "--batch-poll",
+                "0.05",
+                "--no-progress",
+            )
+            == 0
+        )
+    with Store(store, readonly=True) as s:
+        assert s.count() == 64
+        assert s.spend() == pytest.approx(sum(x["cost"] for x in ledger_lines(ledger)), rel=1e-9)
+
+
+@pytest.mark.timeout(200)
+def test_batches_in_flight_are_shown_and_never_sent_online_too(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    store = tmp_path / "store.sqlite"
+    rf = runs_file(tmp_path, world, store)
+    base = ["score", "--run", "t-eva", "--runs-file", str(rf), "--no-progress"]
+    with start_sim_server(ledger=ledger, batch_delay=1.5) as server:
+        assert jp_inline(monkeypatch, server.base_url, *base, "--batch", "--no-wait") == 0
+        capsys.readouterr()
+        assert jp_inline(monkeypatch, server.base_url, "status", "--store", str(store)) == 0
+        shown = capsys.readouterr().out
+        assert "in batches: 64 calls in 2 open batches" in shown
+        assert jp_inline(monkeypatch, server.base_url, *base) == 0  # online: nothing to send
+        assert ledger_lines(ledger) == []
+        assert jp_inline(monkeypatch, server.base_url, *base, "--batch", "--batch-poll", "0.1") == 0
+    with Store(store, readonly=True) as s:
+        assert s.count() == 64 and s.batched().calls == 0
+    assert len(ledger_lines(ledger)) == 64

@@ -24,6 +24,7 @@ import yaml
 
 import judgepanel.studies  # noqa: F401  (registers each study's planner)
 from judgepanel import __version__
+from judgepanel.cli_batch import add_batch_parser, batch_command
 from judgepanel.core.batch import BatchBook, BatchOptions
 from judgepanel.core.client import ClientError, scrub
 from judgepanel.core.client.options import (
@@ -224,6 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     scores.add_argument("file", type=Path, help="CSV with image_id, model, score")
     scores.add_argument("--dataset", required=True, help="KIND:PATH, e.g. eva:data/eva")
     scores.add_argument("--out", type=Path, required=True, help="the checked CSV to write")
+
+    add_batch_parser(sub)
 
     report = sub.add_parser("report", help="execute the notebooks of a profile into HTML")
     report.add_argument("--profile", default="demo")
@@ -712,6 +715,7 @@ COMMANDS = {
     "list": list_command,
     "check": check_command,
     "verify": verify_command,
+    "batch": batch_command,
 }
 
 

@@ -107,7 +107,9 @@ def outcome(
         return None
     body = response.get("body")
     if status != 200:
-        message = _error_message(body)
+        # OpenAI puts the error in the body; vllm run-batch leaves the body out and gives
+        # the message as the line's ``error``
+        message = _error_message(body if body is not None else line.obj.get("error"))
         if _status_retryable(status):
             reason = f"http {status} in a batch: {message} after 1 attempts"
             return CallResult("failed", reason=reason, failure="retryable", seed=seed)

@@ -1,0 +1,114 @@
+"""``judgepanel batch export|import``: the offline batch round trip on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from judgepanel.core.batch.offline import OfflineImportError, export_lines, import_lines
+from judgepanel.core.calls import CallSpec
+from judgepanel.core.client.options import DEFAULT_MAX_REASKS
+from judgepanel.core.client.outcome import ClientError
+from judgepanel.core.config import ConfigError, Price
+from judgepanel.core.scoring import plan_target
+from judgepanel.core.settings import ScoreRequest, ScoreSettings, resolve_settings
+from judgepanel.core.store import Store, StoreError
+
+
+def add_batch_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "batch",
+        help="batch files for servers without a batch API (vllm run-batch)",
+        description=(
+            "export writes the calls a run still needs as a batch input file (the lines "
+            "`vllm run-batch` reads); import ingests the output file it wrote, matching each "
+            "line to its call by custom_id."
+        ),
+    )
+    what = p.add_subparsers(dest="what", required=True)
+    exp = what.add_parser("export", help="write a run's missing calls as batch lines")
+    exp.add_argument("--run", required=True, help="a run from papermill_runs.yaml")
+    exp.add_argument("--out", type=Path, required=True, help="the batch input file, F.jsonl")
+    exp.add_argument("--runs-file", type=Path, help="the runs file (default: papermill_runs.yaml)")
+    exp.add_argument("--families", help="only these families (comma-separated)")
+    exp.add_argument("--limit-images", type=int, help="only the first N images of the plan")
+    exp.add_argument("--store", type=Path, help="the store (default: the profile's)")
+    imp = what.add_parser("import", help="ingest a batch output file into the store")
+    imp.add_argument("file", type=Path, help="the output file of vllm run-batch, OUT.jsonl")
+    imp.add_argument("--store", type=Path, help="the store (default: the profile's of --run)")
+    imp.add_argument("--run", help="a run of the runs file, to name its profile's store")
+    imp.add_argument("--runs-file", type=Path, help="the runs file (default: papermill_runs.yaml)")
+    imp.add_argument(
+        "--max-reasks",
+        type=int,
+        default=DEFAULT_MAX_REASKS,
+        help="an unreadable answer is exported again this many times at most",
+    )
+
+
+def _settings(run: str, args: argparse.Namespace, **extra: object) -> ScoreSettings:
+    families = tuple(f.strip() for f in (getattr(args, "families", None) or "").split(",") if f)
+    return resolve_settings(
+        ScoreRequest(
+            run=run,
+            runs_file=args.runs_file,
+            store=args.store,
+            families=families,
+            **extra,  # type: ignore[arg-type]
+        )
+    )
+
+
+def _plan(settings: ScoreSettings) -> list[CallSpec]:
+    return [spec for target in settings.targets for spec in plan_target(target, settings)]
+
+
+def batch_command(args: argparse.Namespace) -> int:
+    try:
+        if args.what == "export":
+            return _export(args)
+        return _import(args)
+    except (ConfigError, ClientError, StoreError, OfflineImportError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _export(args: argparse.Namespace) -> int:
+    settings = _settings(args.run, args, limit_images=args.limit_images)
+    specs = _plan(settings)
+    with Store(settings.store) as store:
+        got = export_lines(specs, store, settings.prices, args.out, run=args.run)
+    print(
+        f"{args.out}: {got.lines} lines for {', '.join(got.models) or 'no model'} "
+        f"({got.skipped} of {len(specs)} planned calls already stored); "
+        f"ingest the output with: judgepanel batch import OUT.jsonl --store {settings.store}"
+    )
+    if len(got.models) > 1:
+        print("note: the lines name several models; a vLLM server answers its own model only")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    store_path = args.store
+    if store_path is None:
+        if not args.run:
+            raise ConfigError("give --store, or --run to use its profile's store")
+        store_path = _settings(args.run, args).store
+
+    def plan_run(run: str) -> tuple[list[CallSpec], dict[str, Price]]:
+        settings = resolve_settings(
+            ScoreRequest(run=run, runs_file=args.runs_file, store=store_path)
+        )
+        return _plan(settings), settings.prices
+
+    with Store(store_path) as store:
+        got = import_lines(args.file, store, plan_run, max_reasks=args.max_reasks)
+    print(
+        f"{args.file}: {got.ok} ok, {got.failed} failed ({got.retryable} to send again), "
+        f"{got.unanswered} not answered, ${got.spend:.4f} at the batch price, "
+        f"{got.chunks} exported chunks closed"
+    )
+    for note in got.notes:
+        print(f"note: {note}")
+    return 0
