@@ -102,12 +102,15 @@ def _add_score_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--batch",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         default=None,
-        help="send the calls through the provider's batch API (default: the run's `batch`)",
+        help="send the calls through the provider's batch API, or not (default: the run's "
+        "or the profile's `batch`)",
     )
     p.add_argument(
-        "--batch-poll", type=float, default=30.0, help="seconds between polls of open batches"
+        "--batch-poll",
+        type=float,
+        help="seconds between polls of open batches (default: the profile's, else 30)",
     )
     p.add_argument(
         "--no-wait",
@@ -359,7 +362,8 @@ def score_command(args: argparse.Namespace) -> int:
             max_failure_share=args.max_failure_share,
             progress=not args.no_progress,
         )
-        batch = BatchOptions(poll_s=args.batch_poll, wait=not args.no_wait)
+        poll = args.batch_poll if args.batch_poll is not None else settings.batch_poll
+        batch = BatchOptions(poll_s=poll, wait=not args.no_wait)
         summary = score_settings(settings, options, batch=batch)
     except (ConfigError, ClientError, StoreError, FileNotFoundError, ValueError) as exc:
         print(f"error: {scrub(str(exc))}", file=sys.stderr)

@@ -122,6 +122,8 @@ class Profile:
     samples_per_request: int = 1
     batch: bool = False
     """Score through the provider's batch API (``score --batch``)."""
+    batch_poll: float = 30.0
+    """Seconds between two polls of the open batches."""
 
     def dataset(self, name: str) -> DatasetRef:
         try:
@@ -275,6 +277,7 @@ def load_config(path: str | Path | None = None) -> Config:
             limits={k: Limits(v.rpm, v.tpm) for k, v in prof.limits.items()},
             samples_per_request=prof.samples_per_request,
             batch=prof.batch,
+            batch_poll=prof.batch_poll,
         )
     scoring = {
         kind: ScoringDesign(

@@ -54,6 +54,7 @@ class ProfileSpec(_Strict):
     limits: dict[str, LimitsSpec] = Field(default_factory=dict)
     samples_per_request: int = Field(1, ge=1)
     batch: bool = False
+    batch_poll: float = Field(30.0, gt=0)
 
     @model_validator(mode="after")
     def _predeclared_are_families(self) -> ProfileSpec:

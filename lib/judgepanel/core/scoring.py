@@ -244,7 +244,7 @@ def score_settings(
                     store,
                     prices=settings.prices,
                     options=settings.client_options(options, remaining),
-                    batch=batch,
+                    batch=batch or BatchOptions(poll_s=settings.batch_poll),
                     run=settings.run or target.name,
                     desc=target.name,
                 )

@@ -95,6 +95,7 @@ class ScoreSettings:
     limits: dict[str, RateLimits] = field(default_factory=dict)
     samples_per_request: int = 1
     batch: bool = False
+    batch_poll: float = 30.0
     run: str = ""
 
     def client_options(self, options: ClientOptions, max_cost: float | None) -> ClientOptions:
@@ -242,6 +243,7 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
         limits=limits,
         samples_per_request=samples,
         batch=bool(batch),
+        batch_poll=profile.batch_poll if profile is not None else 30.0,
         run=request.run or "",
     )
 

@@ -52,11 +52,15 @@ def encode_line(cid: str, body: bytes) -> bytes:
 
 
 def build_lines(
-    specs: Iterable[CallSpec], price: Price, seeds: Mapping[str, int | None]
+    specs: Iterable[CallSpec], prices: Mapping[str, Price], seeds: Mapping[str, int | None]
 ) -> Iterator[Line]:
-    """Lines of ``specs`` with their seeds (``seeds`` by custom_id replaces a spec's own,
-    for a re-ask) and their bounds at ``price`` (one billed answer each: a re-ask is a
-    line of a later batch, reserved then)."""
+    """Lines of ``specs`` in plan order, with their seeds (``seeds`` by custom_id replaces
+    a spec's own, for a re-ask) and their bounds at ``prices`` (model -> the price of a
+    batch line; one billed answer each: a re-ask is a line of a later batch, reserved then).
+
+    Plan order keeps an item's calls together, so its images (and composites) are read and
+    encoded once for all its calls while they are in the caches.
+    """
     shapes: dict[tuple, RequestShape] = {}
     for spec in specs:
         key = spec.key
@@ -66,30 +70,39 @@ def build_lines(
         shape_key = (key.dataset, key.item, key.kind, key.dimension, key.prompt_hash)
         shape = shapes.get(shape_key)
         if shape is None or shape.max_tokens != spec.max_tokens:
-            shape = shapes[shape_key] = RequestShape.of(messages, spec.max_tokens)
-            if len(shapes) > 256:
+            if len(shapes) > 1024:
                 shapes.clear()
-        bound = shape.bound(0).cost(price)
+            shape = shapes[shape_key] = RequestShape.of(messages, spec.max_tokens)
+        bound = shape.bound(0).cost(prices[key.model])
         yield Line(spec, cid, seed, bound, encode_line(cid, request_body(spec, messages, seed)))
 
 
 def chunks(
     lines: Iterable[Line], max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES
-) -> Iterator[list[Line]]:
-    """Consecutive runs of ``lines`` that fit one file: at most ``max_lines`` lines and
-    ``max_bytes`` bytes (a single larger line is refused: no provider would take it)."""
-    current: list[Line] = []
-    size = 0
+) -> Iterator[tuple[tuple[str, str], list[Line]]]:
+    """Files of ``lines``: one dataset and model each (a provider takes one model a
+    batch), at most ``max_lines`` lines and ``max_bytes`` bytes, as ``((dataset, model),
+    lines)``; a file is given as soon as it is full, the rest at the end.
+
+    Raises:
+        ValueError: one line alone is larger than a file may be.
+    """
+    open_: dict[tuple[str, str], list[Line]] = {}
+    sizes: dict[tuple[str, str], int] = {}
     for line in lines:
         if len(line.data) > max_bytes:
             raise ValueError(
                 f"the request of {line.spec.key.item} ({line.spec.key.kind}) is "
                 f"{len(line.data)} bytes, more than a batch file may hold ({max_bytes})"
             )
-        if current and (len(current) >= max_lines or size + len(line.data) > max_bytes):
-            yield current
-            current, size = [], 0
+        group = (line.spec.key.dataset, line.spec.key.model)
+        current = open_.setdefault(group, [])
+        if current and (len(current) >= max_lines or sizes[group] + len(line.data) > max_bytes):
+            yield group, current
+            current = open_[group] = []
+            sizes[group] = 0
         current.append(line)
-        size += len(line.data)
-    if current:
-        yield current
+        sizes[group] = sizes.get(group, 0) + len(line.data)
+    for group, current in open_.items():
+        if current:
+            yield group, current

@@ -51,28 +51,24 @@ def export_lines(
     with store.sending(datasets):
         todo, skipped = pending_calls(specs, store, retry_failed=retry_failed)
         history = reask_history(store, todo, custom_id)
-        groups: dict[tuple[str, str], list[CallSpec]] = {}
-        for spec in todo:
-            groups.setdefault((spec.key.dataset, spec.key.model), []).append(spec)
+        seeds = {
+            custom_id(s.key): reask_seed(s.seed, history.get(custom_id(s.key), 0)) for s in todo
+        }
+        lines = build_lines(todo, {m: batch_price(p) for m, p in prices.items()}, seeds)
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(f".{out.name}.part")
         n_lines = 0
-        written: list[tuple[str, str, list]] = []
+        written: dict[tuple[str, str], tuple[list, int]] = {}
         with tmp.open("wb") as fh:
-            for (dataset, model), group in groups.items():
-                seeds = {
-                    custom_id(s.key): reask_seed(s.seed, history.get(custom_id(s.key), 0))
-                    for s in group
-                }
-                records, size = [], 0
-                for line in build_lines(group, batch_price(prices[model]), seeds):
-                    fh.write(line.data)
-                    size += len(line.data)
-                    records.append((line.custom_id, line.spec.key, line.seed, line.bound))
-                n_lines += len(records)
-                written.append((dataset, model, [records, size]))
+            for line in lines:  # one file for every model, in plan order
+                fh.write(line.data)
+                group = (line.spec.key.dataset, line.spec.key.model)
+                records, size = written.get(group, ([], 0))
+                records.append((line.custom_id, line.spec.key, line.seed, line.bound))
+                written[group] = (records, size + len(line.data))
+                n_lines += 1
         tmp.replace(out)
-        for dataset, model, (records, size) in written:
+        for (dataset, model), (records, size) in written.items():
             book.plan_chunk(
                 mode="offline",
                 run=run,
@@ -81,7 +77,7 @@ def export_lines(
                 lines=records,
                 n_bytes=size,
             )
-    return Exported(n_lines, len(written), skipped, tuple(sorted({m for _, m, _ in written})))
+    return Exported(n_lines, len(written), skipped, tuple(sorted({m for _, m in written})))
 
 
 @dataclass(frozen=True)

@@ -162,25 +162,23 @@ class BatchRun:
     # -- submitting ------------------------------------------------------------------------
 
     def submit(self, specs: Sequence[CallSpec]) -> None:
-        """Send ``specs`` as new chunks: per dataset and model, in plan order."""
+        """Send ``specs`` as new chunks (one dataset and model each), built in plan order."""
         history = self._history(specs)
-        groups: dict[tuple[str, str], list[CallSpec]] = {}
-        for spec in specs:
-            groups.setdefault((spec.key.dataset, spec.key.model), []).append(spec)
-        for (dataset, model), group in groups.items():
-            seeds = {
-                self.custom_id(s.key): reask_seed(s.seed, history.get(self.custom_id(s.key), 0))
-                for s in group
-            }
-            price = batch_price(self.prices[model])
-            lines = build_lines(group, price, seeds)
-            for part in chunks(lines, self.batch.max_lines, self.batch.max_bytes):
-                part = self._afford(part)
-                if not part:
-                    return
-                self._send_chunk(dataset, model, part)
-                if self.aborted:
-                    return
+        seeds = {
+            self.custom_id(s.key): reask_seed(s.seed, history.get(self.custom_id(s.key), 0))
+            for s in specs
+        }
+        prices = {m: batch_price(p) for m, p in self.prices.items()}
+        lines = build_lines(specs, prices, seeds)
+        for (dataset, model), part in chunks(lines, self.batch.max_lines, self.batch.max_bytes):
+            if self.stopped_by_budget:
+                return
+            part = self._afford(part)
+            if not part:
+                return
+            self._send_chunk(dataset, model, part)
+            if self.aborted:
+                return
 
     def _afford(self, part: list[Line]) -> list[Line]:
         """The longest head of ``part`` whose bound fits the budget (reserved)."""
@@ -377,6 +375,18 @@ class BatchRun:
         output = self._download(batch.output_file_id)  # type: ignore[attr-defined]
         errors = self._download(batch.error_file_id)  # type: ignore[attr-defined]
         self.ingest(chunk, output, errors, status)
+        self._drop_input(chunk)
+
+    def _drop_input(self, chunk: Chunk) -> None:
+        """Delete an ingested chunk's input file at the provider (it holds every image of
+        the chunk, once per line); its output stays there, to be read again."""
+        import openai
+
+        if chunk.file_id:
+            try:
+                self.client.files.delete(chunk.file_id)
+            except openai.OpenAIError as exc:  # a file kept is only storage
+                log.info("could not delete batch input %s: %s", chunk.file_id, exc)
 
     def _settle(self, chunk: Chunk, actual: float) -> None:
         amount = self.reserved.pop(chunk.chunk, None)
