@@ -12,7 +12,13 @@ Writes the breakdown to `bench/results/report.json` (`report-quick.json` with --
 and prints one JSON line last. The target: the whole report in at most 10 minutes on 2
 cores (3 minutes with --quick).
 
+``--against REV`` measures that commit first and then ``--commit``, one after the other in
+this run on this machine, and prints both breakdowns side by side with the ratio of their
+times (batch mode's target: at most 0.6 of the report before it).
+``--keep-outputs DIR`` keeps the measured commit's outputs (to record a reference).
+
 Usage: python bench/bench_report.py [--quick] [--jobs N] [--commit REV] [--before FILE]
+       [--against REV] [--keep-outputs DIR]
 """
 
 from __future__ import annotations
@@ -111,8 +117,9 @@ def report_steps(outputs: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return phases, timings
 
 
-def measure(commit: str, quick: bool, jobs: int | None) -> dict[str, Any]:
-    """Clone ``commit`` and time every step of its `make report`."""
+def measure(commit: str, quick: bool, jobs: int | None, keep: Path | None = None) -> dict[str, Any]:
+    """Clone ``commit`` and time every step of its `make report` (``keep``: copy its
+    outputs there)."""
     make_vars = (["QUICK=1"] if quick else []) + ([f"JOBS={jobs}"] if jobs else [])
     with tempfile.TemporaryDirectory(prefix="report-bench-") as tmp:
         work = Path(tmp) / "checkout"
@@ -134,6 +141,11 @@ def measure(commit: str, quick: bool, jobs: int | None) -> dict[str, Any]:
         ok = all(steps.make(phase, name, phase, *extra) for phase, name, extra in plan)
         total = time.monotonic() - started
         inner, timings = report_steps(work / "outputs")
+        if keep is not None:
+            import shutil
+
+            shutil.rmtree(keep, ignore_errors=True)
+            shutil.copytree(work / "outputs", keep)
     phases = steps.phases + inner
     by = {k: sum(p["seconds"] for p in phases if p["phase"] == k) for k in ("data", "scoring")}
     notebooks = [p for p in inner if p["phase"] == "notebook"]
@@ -194,6 +206,10 @@ def main() -> int:
     parser.add_argument("--commit", default="HEAD", help="the commit to clone (default: HEAD)")
     parser.add_argument("--before", type=Path, help="an earlier report.json to compare with")
     parser.add_argument("--out", type=Path, help="where to write the breakdown")
+    parser.add_argument(
+        "--against", help="measure this commit first, in the same run, and compare (ratio)"
+    )
+    parser.add_argument("--keep-outputs", type=Path, help="keep the measured report's outputs")
     args = parser.parse_args()
     before = json.loads(args.before.read_text()) if args.before else None
 
@@ -201,14 +217,24 @@ def main() -> int:
     # stamp older than pyproject.toml, it would reinstall the package from the temporary
     # clone, and the environment would point at a folder deleted minutes later.
     subprocess.run(["make", "setup"], cwd=ROOT, check=True, capture_output=True)
-    result = measure(git("rev-parse", args.commit), args.quick, args.jobs)
+    if args.against:
+        before = measure(git("rev-parse", args.against), args.quick, args.jobs)
+    result = measure(git("rev-parse", args.commit), args.quick, args.jobs, args.keep_outputs)
     out = args.out or RESULTS / ("report-quick.json" if args.quick else "report.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     if before is not None:
         print(comparison(before, result))
+        if before.get("seconds"):
+            result["before"] = {k: v for k, v in before.items() if k != "phases"}
+            result["ratio"] = round(result["seconds"] / before["seconds"], 3)
+            out.write_text(json.dumps(result, indent=2) + "\n")
+            print(
+                f"{result['commit']} took {result['seconds']:.0f} s, {before['commit']} "
+                f"{before['seconds']:.0f} s: ratio {result['ratio']:.3f}"
+            )
     target = TARGET_S[args.quick]
-    summary = {k: v for k, v in result.items() if k != "phases"}
+    summary = {k: v for k, v in result.items() if k not in ("phases", "before")}
     summary.update(
         bench="report",
         minutes=round(result["seconds"] / 60, 2),
