@@ -307,3 +307,47 @@ def test_fit_then_predict_a_folder_of_new_images(
     err = capsys.readouterr().err
     assert code == EXIT_ERROR and "rubric SHA-256" in err and "prompt holistic" in err
     assert not (tmp_path / "t.csv").exists()
+
+
+# -- the rehearsal of notebook 04 ----------------------------------------------------------
+
+
+def test_verdict_never_claims_a_match() -> None:
+    from judgepanel.studies.fusion.deploy.holdout import verdict
+
+    assert verdict(0.02, -0.01, 0.05) == "no detectable difference (+0.020 [-0.010, +0.050])"
+    assert verdict(0.10, 0.02, 0.20).startswith("higher by +0.100")
+    assert verdict(-0.10, -0.20, -0.02).startswith("lower by -0.100")
+
+
+def test_the_rehearsal_fits_one_half_and_scores_the_other() -> None:
+    from judgepanel.studies.fusion.deploy import describe_holdout, rehearse
+    from judgepanel.studies.fusion.deploy.holdout import split_half
+
+    items = [f"i{n:02d}" for n in range(60)]
+    fams = {"a": "ma", "b": "mb", "c": "mc"}
+    scores = _scores(items, list(fams), k=3, r=1, seed=4)
+    hol = scores[scores["kind"] == "holistic"].groupby("item")["value"].mean()
+    noise = np.random.default_rng(5).normal(0, 0.5, 60)
+    y = pd.Series(hol.reindex(items).to_numpy() + noise, index=items)
+    train, test = split_half(pd.Index(items), 0)
+    assert len(train) == len(test) == 30 and not set(train) & set(test)
+    h = rehearse(scores, y, fams, k=3, r=1, temperature=0.3, n_resamples=200, seed=0)
+    assert (h.n_train, h.n_test) == (30, 30)
+    acc = h.accuracy.set_index(["metric", "scorer"])
+    assert set(acc.index.get_level_values("scorer")) == {"deployed", "out of fold", "best single"}
+    assert (h.accuracy["ci_low"] <= h.accuracy["value"]).all()
+    assert (h.accuracy["value"] <= h.accuracy["ci_high"]).all()
+    d = h.differences.set_index(["metric", "comparison"])
+    for metric in ("spearman", "kendall_b", "precision@10%"):
+        dep = acc.loc[(metric, "deployed"), "value"]
+        oof = acc.loc[(metric, "out of fold")]
+        row = d.loc[(metric, "deployed − out of fold")]
+        assert row["delta"] == pytest.approx(dep - oof["value"])
+        assert row["deployed_in_oof_interval"] == (oof["ci_low"] <= dep <= oof["ci_high"])
+    text = describe_holdout(h, "eva")
+    assert text.startswith("Fitted on 30 images of eva and applied to the other 30")
+    assert "matches" not in text and "no worse" not in text
+    rho = d.loc[("spearman", "deployed − best single")]
+    expected = "no detectable difference" if rho["ci_low"] <= 0 <= rho["ci_high"] else "by"
+    assert expected in text.split("τ_b")[0]
