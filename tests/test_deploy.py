@@ -351,3 +351,22 @@ def test_the_rehearsal_fits_one_half_and_scores_the_other() -> None:
     rho = d.loc[("spearman", "deployed − best single")]
     expected = "no detectable difference" if rho["ci_low"] <= 0 <= rho["ci_high"] else "by"
     assert expected in text.split("τ_b")[0]
+
+
+def test_a_fit_refuses_a_design_its_answers_do_not_have() -> None:
+    from judgepanel.studies.fusion.deploy import fit_arm
+
+    items = [f"i{n:02d}" for n in range(20)]
+    scores = _scores(items, ["a", "b"], k=5, r=2)
+    y = pd.Series(np.arange(20.0), index=items)
+    # the answers have k=5 and R=2; a design of k=25 would be recorded wrongly
+    with pytest.raises(
+        ValueError, match="holds 5 holistic repetitions of a, the scoring design 25"
+    ):
+        fit_arm(ARMS["H_gb"], scores, y, {"a": "ma", "b": "mb"}, k=25, r=2, temperature=0.3,
+                n_resamples=50, seed=0)  # fmt: skip
+    model = fit_arm(ARMS["P_gb"], scores, y, {"a": "ma", "b": "mb"}, k=5, r=2,
+                    temperature=0.3, n_resamples=50, seed=0)  # fmt: skip
+    assert model.meta["calls"] == [["a", "dimension", d, 2] for d in DIMENSIONS] + [
+        ["b", "dimension", d, 2] for d in DIMENSIONS
+    ]

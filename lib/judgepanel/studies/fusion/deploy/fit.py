@@ -188,6 +188,25 @@ def prompt_hashes(spec: ArmSpec) -> dict[str, str]:
     return out
 
 
+def check_repetitions(scores: pd.DataFrame, needed: Sequence[tuple[str, str, str, int]]) -> None:
+    """Refuse a design whose repetitions the answers do not have (another runs file's).
+
+    A model records k and R, and ``predict`` plans that many calls per image; a fit on
+    answers with fewer repetitions (a quick report's store read with the full design)
+    would record a design its features never had.
+    """
+    have = scores.groupby(["family", "kind", "dimension"])["repetition"].max() + 1
+    for fam, kind, dim, reps in needed:
+        got = int(have.get((fam, kind, dim), 0))
+        if got != reps:
+            what = f"{kind}{':' + dim if dim else ''}"
+            raise ValueError(
+                f"the store holds {got} {what} repetitions of {fam}, the scoring design "
+                f"{reps}: the run was scored under another design (a quick report's is in "
+                "outputs/quick-runs.yaml; give it with --runs-file)"
+            )
+
+
 def fit_arm(
     spec: ArmSpec,
     scores: pd.DataFrame,
@@ -220,6 +239,7 @@ def fit_arm(
     if spec.combiner == COLUMN:
         best, _ = best_single(candidates, y)
         names = [best]
+    check_repetitions(scores, calls_needed(spec, names, k, r))
     X = arm_features(scores, spec, names, k, items)
     bad = X.columns[X.isna().any()].tolist()
     if bad:

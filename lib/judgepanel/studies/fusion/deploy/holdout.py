@@ -40,7 +40,8 @@ class Holdout:
         accuracy: metric x scorer (``deployed``, ``out of fold``, ``best single``): value
             and 95% interval, with the images it was measured on.
         differences: metric x comparison: delta with its interval and one-sided p
-            (deployed better), and whether the deployed value lies in the OOF interval.
+            (deployed better), and on the out-of-fold row whether the deployed value lies
+            in the out-of-fold interval.
         arm, best_family: the arm and the single model chosen on the training half.
         n_train, n_test: images in each half.
     """
@@ -114,7 +115,8 @@ def rehearse(
                 "ci_high": hi,
                 "p": bootstrap_p(d[np.isfinite(d)], "greater"),
                 "paired": paired,
-                "deployed_in_oof_interval": bool(oof_lo <= dep <= oof_hi),
+                # only the estimate has an interval the deployed value can fall inside
+                "deployed_in_oof_interval": None if paired else bool(oof_lo <= dep <= oof_hi),
             })  # fmt: skip
     return Holdout(pd.DataFrame(acc_rows), pd.DataFrame(diff_rows), arm, best, len(train),
                    len(test))  # fmt: skip
