@@ -264,6 +264,8 @@ def test_fit_then_predict_a_folder_of_new_images(
     assert jp_inline(monkeypatch, url, *args) == EXIT_OK
     out = capsys.readouterr().out
     assert "wrote 4 images" in out and "4 scored" in out
+    shift = pd.read_csv(tmp_path / "scores.shift.csv")
+    assert sorted(shift["feature"]) == sorted(m["feature_columns"]) and shift["q"].notna().all()
     table = pd.read_csv(scores_csv, keep_default_na=False)
     assert table["image_id"].tolist() == ["new_0.jpg", "new_2.jpg", "sub/new_1.jpg",
                                           "sub/new_3.jpg"]  # fmt: skip

@@ -506,12 +506,15 @@ def predict_command(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     args.out.parent.mkdir(parents=True, exist_ok=True)
     result.table.to_csv(args.out, index=False)
+    shift_csv = args.out.with_name(args.out.stem + ".shift.csv")
+    result.shift.to_csv(shift_csv, index=False)
     scored = int(result.table["score"].notna().sum())
     print(f"wrote {len(result.table)} images to {args.out}: {scored} scored, "
           f"{len(result.table) - scored} with a missing feature (no score)")  # fmt: skip
     warning = deploy.describe_shift(result.shift)
     print(warning or "shift check: no feature of the new images differs from training "
           "(KS test, BH q >= 0.05 for every feature)")  # fmt: skip
+    print(f"the shift check per feature: {shift_csv}")
     if summary is not None:
         resume = "judgepanel " + shlex.join(getattr(args, "argv", None) or sys.argv[1:])
         note = closing_note(summary, resume, {"--max-cost": args.max_cost})

@@ -81,7 +81,8 @@ def resolve_source(
     else:
         images = load_dataset(kind, str(path)).images[["image_id", "path"]]
     training = model.meta.get("training", {})
-    same = kind == training.get("kind") and str(path) == str(Path(training.get("root", "")))
+    trained_on = training.get("root")
+    same = kind == training.get("kind") and trained_on and path == Path(trained_on).resolve()
     if store_dataset:
         name = store_dataset
     elif same:
