@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from PIL import Image
 from test_scoring_cli import jp_inline
 
 from judgepanel.cli import EXIT_BUDGET, EXIT_ERROR, EXIT_OK
@@ -276,6 +277,9 @@ def test_fit_then_predict_a_folder_of_new_images(
     X = table[m["feature_columns"]].astype(float).to_numpy()
     expected = predict_combiner("gb", model.combiner_arrays(), X)
     np.testing.assert_allclose(table["score"].astype(float), expected, atol=1e-12)
+    # ... and sklearn's own fit on the recorded training data predicts the same
+    refit = gb_combiner().fit(model.arrays["train_X"], model.arrays["train_y"])
+    np.testing.assert_allclose(table["score"].astype(float), refit.predict(X), atol=1e-12)
     # a rerun sends nothing; the training folder reuses the training calls
     assert jp_inline(monkeypatch, url, *args, "--dry-run") == EXIT_OK
     assert f"0 to send, {4 * per_image} already stored" in capsys.readouterr().out
@@ -286,6 +290,19 @@ def test_fit_then_predict_a_folder_of_new_images(
     out = capsys.readouterr().out
     assert "store dataset eva)" in out
     assert f"{10 * per_image} to send, {30 * per_image} already stored" in out
+
+    # images unlike the training images: the shift check warns, naming features
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    for i in range(6):
+        Image.new("RGB", (160, 120), (8 * i, 8 * i, 8 * i)).save(odd / f"dark_{i}.png")
+    odd_args = ("predict", "--model", str(model_path), "--images", str(odd), "--out",
+                str(tmp_path / "odd.csv"), "--no-progress")  # fmt: skip
+    assert jp_inline(monkeypatch, url, *odd_args) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "warning: the new images differ from the training images in" in out
+    shifted = pd.read_csv(tmp_path / "odd.shift.csv")
+    assert shifted["differs"].any() and shifted.loc[0, "feature"] in out
 
     # a ceiling that stops the run: unsent calls are named, their images get no score
     tiny = ("predict", "--model", str(model_path), "--images", str(_new_images(
