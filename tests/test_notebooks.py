@@ -80,6 +80,17 @@ def _check_04(tables: Path, markdown: str) -> None:
     assert costs.loc[("para", "all 5 families"), "calls_per_image"] == 5 * (5 + 5 * 2)
     assert (costs["usd_per_1000"] > 0).all()
     assert "Rule:" in markdown
+    # section 10: fitted on one half of eva (40 images), deployed on the other
+    acc = pd.read_csv(tables / "table_deploy_accuracy.csv").set_index(["metric", "scorer"])
+    assert acc.loc[("spearman", "deployed"), "n"] == 20
+    assert acc.loc[("spearman", "out of fold"), "n"] == 20
+    diff = pd.read_csv(tables / "table_deploy_differences.csv")
+    assert set(diff["comparison"]) == {"deployed − out of fold", "deployed − best single"}
+    dep = acc.loc[("spearman", "deployed"), "value"]
+    oof = acc.loc[("spearman", "out of fold")]
+    assert f"ρ {dep:.3f}" in markdown and "Fitted on 20 images of eva" in markdown
+    where = "inside" if oof["ci_low"] <= dep <= oof["ci_high"] else "outside"
+    assert f"{where} the out-of-fold interval [{oof['ci_low']:.3f}" in markdown
 
 
 CHECKS = {"00_scoring": _check_00, "03_trio_sweep": _check_03, "04_headroom": _check_04}

@@ -51,6 +51,8 @@ from judgepanel.datasets.comparators import load_scores
 from judgepanel.datasets.visionq import load_questions
 from judgepanel.report.execute import ReportError, ReportRequest, run_report, selected
 from judgepanel.report.manifest import publish_reference, verify
+from judgepanel.studies.fusion import deploy
+from judgepanel.studies.fusion.deploy import plan as deploy_plan
 from judgepanel.studies.vab import imports as vab_imports
 from judgepanel.studies.visionq import imports as visionq_imports
 from judgepanel.studies.visionq.pairs import REJECTED_CHOICES, build_pairs, write_pairs
@@ -62,6 +64,37 @@ EXIT_ABORTED = 4
 
 SIM_COMMANDS = {"data": "synth", "sim-server": "serve"}
 """judgepanel's names for the synthetic world's commands -> its own names."""
+
+
+def _add_sending_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of every command that sends calls: endpoint, attempts, failures, dry run."""
+    p.add_argument(
+        "--max-failure-share",
+        type=float,
+        default=MAX_FAILURE_SHARE,
+        help="stop once more than this share of the calls sent failed (default 0.2)",
+    )
+    p.add_argument("--base-url", help="endpoint base URL (the key still comes from the env)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per attempt")
+    p.add_argument(
+        "--max-attempts", type=int, default=DEFAULT_MAX_ATTEMPTS, help="HTTP attempts per call"
+    )
+    p.add_argument(
+        "--max-reasks",
+        type=int,
+        default=DEFAULT_MAX_REASKS,
+        help="re-asks after an unreadable answer",
+    )
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="also send calls whose failure is final (unreadable answers, 4xx) again; "
+        "retryable failures are sent again by any resume",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the plan and its cost, send nothing"
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress line")
 
 
 def _add_score_parser(sub: argparse._SubParsersAction) -> None:
@@ -124,33 +157,51 @@ def _add_score_parser(sub: argparse._SubParsersAction) -> None:
         help="hard ceiling in USD over everything the store recorded, across resumes "
         "(reservations of unanswered calls included)",
     )
-    p.add_argument(
-        "--max-failure-share",
-        type=float,
-        default=MAX_FAILURE_SHARE,
-        help="stop once more than this share of the calls sent failed (default 0.2)",
+    _add_sending_flags(p)
+
+
+def _add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
+    fit = sub.add_parser(
+        "fit",
+        help="fit an arm of the fusion study on every labelled image of a run, for keeps",
+        description=(
+            "Fit one arm (H+P_gb, best single, ...) with the study's combiner on every "
+            "labelled image of a scored run and write a model file (arrays and JSON) that "
+            "`judgepanel predict` reads. Its out-of-fold accuracy is printed and recorded."
+        ),
     )
-    p.add_argument("--base-url", help="endpoint base URL (the key still comes from the env)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per attempt")
-    p.add_argument(
-        "--max-attempts", type=int, default=DEFAULT_MAX_ATTEMPTS, help="HTTP attempts per call"
+    fit.add_argument("--run", required=True, help="a scored run of papermill_runs.yaml")
+    fit.add_argument("--arm", required=True, help=f"one of: {', '.join(deploy.ARMS)}")
+    fit.add_argument("--out", type=Path, required=True, help="the model file to write (.npz)")
+    fit.add_argument("--runs-file", type=Path, help="the runs file (default: papermill_runs.yaml)")
+    fit.add_argument("--dataset", help="the run's dataset (when it has several rated ones)")
+    fit.add_argument(
+        "--families", help="the panel, comma-separated (default: the pre-declared families)"
     )
-    p.add_argument(
-        "--max-reasks",
-        type=int,
-        default=DEFAULT_MAX_REASKS,
-        help="re-asks after an unreadable answer",
+    fit.add_argument("--n-resamples", type=int, help="bootstrap resamples of the accuracy")
+
+    pred = sub.add_parser(
+        "predict",
+        help="score new images with a fitted model: plan, send what the store lacks, rank",
+        description=(
+            "Plan exactly the calls the model's features need (same store keys as its "
+            "training calls, so stored calls are reused), send the rest, and write one row "
+            "per image: score, rank, features, and any missing feature with its failed calls."
+        ),
     )
-    p.add_argument(
-        "--retry-failed",
-        action="store_true",
-        help="also send calls whose failure is final (unreadable answers, 4xx) again; "
-        "retryable failures are sent again by any resume",
+    pred.add_argument("--model", type=Path, required=True, help="a model file from `fit`")
+    where = pred.add_mutually_exclusive_group(required=True)
+    where.add_argument("--images", type=Path, help="a folder of images (same as folder:DIR)")
+    where.add_argument("--dataset", help="KIND:PATH: folder:DIR, eva:PATH or para:PATH")
+    pred.add_argument("--out", type=Path, required=True, help="the scores to write (.csv)")
+    pred.add_argument("--store", type=Path, help="the store (default: the training run's)")
+    pred.add_argument("--store-dataset", help="the dataset key of the calls in the store")
+    pred.add_argument(
+        "--models", help="FAMILY=ID,... model ids to send (refused unless they are the model's)"
     )
-    p.add_argument(
-        "--dry-run", action="store_true", help="print the plan and its cost, send nothing"
-    )
-    p.add_argument("--no-progress", action="store_true", help="no progress line")
+    pred.add_argument("--max-cost", type=float, help="hard ceiling in USD for this command")
+    pred.add_argument("--concurrency", type=int, default=16, help="requests in flight")
+    _add_sending_flags(pred)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,6 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_parser("sim-server", help="the simulated judge server (OpenAI protocol)")
     _add_score_parser(sub)
+    _add_deploy_parsers(sub)
 
     status = sub.add_parser("status", help="what a store holds: counts, failures, spend")
     status.add_argument("--store", type=Path, required=True)
@@ -320,22 +372,28 @@ def score_request(args: argparse.Namespace) -> ScoreRequest:
     )
 
 
+def _print_plan_table(table: pd.DataFrame) -> None:
+    """Per family: planned, stored, to send and the cost; then the totals."""
+    if not len(table):
+        return
+    shown = table.copy()
+    for col in ("expected_usd", "upper_bound_usd"):
+        shown[col] = shown[col].map(lambda v: f"{v:.4f}")
+    print(shown.to_string(index=False))
+    print(
+        f"total: {int(table['to_send'].sum())} to send, "
+        f"{int(table['stored'].sum())} already stored, expected "
+        f"${table['expected_usd'].sum():.4f}, upper bound "
+        f"${table['upper_bound_usd'].sum():.4f}"
+    )
+
+
 def _print_dry_run(settings: ScoreSettings, max_reasks: int, retry_failed: bool) -> None:
     for target, n_planned, table in dry_run(
         settings, max_reasks=max_reasks, retry_failed=retry_failed
     ):
         print(f"{target.name} ({target.kind}, {target.root}): {n_planned} calls planned")
-        if len(table):
-            shown = table.copy()
-            for col in ("expected_usd", "upper_bound_usd"):
-                shown[col] = shown[col].map(lambda v: f"{v:.4f}")
-            print(shown.to_string(index=False))
-            print(
-                f"total: {int(table['to_send'].sum())} to send, "
-                f"{int(table['stored'].sum())} already stored, expected "
-                f"${table['expected_usd'].sum():.4f}, upper bound "
-                f"${table['upper_bound_usd'].sum():.4f}"
-            )
+        _print_plan_table(table)
     ceiling = "none" if settings.max_cost is None else f"${settings.max_cost:.2f}"
     total = "none" if settings.max_total_cost is None else f"${settings.max_total_cost:.2f}"
     print(
@@ -378,6 +436,118 @@ def score_command(args: argparse.Namespace) -> int:
         return EXIT_ABORTED
     if summary.stopped_by_budget:
         return EXIT_BUDGET
+    return EXIT_OK
+
+
+def fit_command(args: argparse.Namespace) -> int:
+    """``judgepanel fit``: the arm fitted on every labelled image, with its accuracy."""
+    try:
+        model = deploy.fit_run(
+            args.run,
+            args.arm,
+            runs_file=args.runs_file,
+            dataset=args.dataset,
+            families=_split(args.families),
+            n_resamples=args.n_resamples,
+        )
+        path = deploy.save_model(model, args.out)
+    except (ConfigError, DatasetError, StoreError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    m = model.meta
+    print(
+        f"fitted {m['arm']} on {m['n_train']} labelled images of {m['training']['dataset']} "
+        f"(families {', '.join(m['families'])}; {len(m['feature_columns'])} features)"
+    )
+    for row in m["oof_accuracy"]:
+        print(
+            f"  out of fold: {row['metric']:<14} {row['value']:.3f} "
+            f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+        )
+    print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _models_flag(text: str | None) -> dict[str, str]:
+    out = {}
+    for pair in _split(text):
+        fam, sep, model = pair.partition("=")
+        if not sep or not fam or not model:
+            raise ConfigError(f"--models {pair!r}: expected FAMILY=MODEL_ID")
+        out[fam.strip()] = model.strip()
+    return out
+
+
+def predict_command(args: argparse.Namespace) -> int:
+    """``judgepanel predict``: score new images; exit codes as ``judgepanel score``'s."""
+    if args.out.suffix.lower() != ".csv":
+        print(f"error: {args.out}: expected a .csv file name", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        model = deploy.load_model(args.model)
+        deploy_plan.check_identity(model, _models_flag(args.models))
+        spec = args.dataset or f"folder:{args.images}"
+        source = deploy_plan.resolve_source(model, spec, args.store_dataset)
+        store = args.store or Path(model.meta["training"]["store"])
+        specs = deploy_plan.plan_predict(model, source)
+        prices = deploy_plan.model_prices(model)
+        table = deploy_plan.estimate(specs, store, prices, max_reasks=args.max_reasks)
+        print(
+            f"{len(source.images)} images (store dataset {source.name}): "
+            f"{int(table['planned'].sum())} calls planned"
+        )
+        _print_plan_table(table)
+        if args.dry_run:
+            ceiling = "none" if args.max_cost is None else f"${args.max_cost:.2f}"
+            print(f"ceiling (--max-cost): {ceiling}; nothing was sent (dry run)")
+            return EXIT_OK
+        summary = None
+        if int(table["to_send"].sum()):
+            options = ClientOptions(
+                base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
+                concurrency=args.concurrency,
+                max_cost=args.max_cost,
+                timeout=args.timeout,
+                max_attempts=args.max_attempts,
+                max_reasks=args.max_reasks,
+                retry_failed=args.retry_failed,
+                max_failure_share=args.max_failure_share,
+                progress=not args.no_progress,
+            )
+            summary = deploy_plan.send(specs, store, prices, options)
+            print(f"predict: {summary.line()}", flush=True)
+        result = deploy_plan.predict_source(model, source, specs, store)
+    except (
+        deploy.ModelFileError,
+        deploy_plan.ModelMismatch,
+        ConfigError,
+        ClientError,
+        DatasetError,
+        StoreError,
+        ValueError,
+    ) as exc:
+        print(f"error: {scrub(str(exc))}", file=sys.stderr)
+        return EXIT_ERROR
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    result.table.to_csv(args.out, index=False)
+    shift_csv = args.out.with_name(args.out.stem + ".shift.csv")
+    result.shift.to_csv(shift_csv, index=False)
+    scored = int(result.table["score"].notna().sum())
+    print(f"wrote {len(result.table)} images to {args.out}: {scored} scored, "
+          f"{len(result.table) - scored} with a missing feature (no score)")  # fmt: skip
+    warning = deploy.describe_shift(result.shift)
+    print(warning or "shift check: no feature of the new images differs from training "
+          "(KS test, BH q >= 0.05 for every feature)")  # fmt: skip
+    print(f"the shift check per feature: {shift_csv}")
+    if summary is not None:
+        resume = "judgepanel " + shlex.join(getattr(args, "argv", None) or sys.argv[1:])
+        note = closing_note(summary, resume, {"--max-cost": args.max_cost})
+        if note:
+            print(scrub(note), file=sys.stderr, flush=True)
+        if summary.aborted:
+            return EXIT_ABORTED
+        if summary.stopped_by_budget:
+            return EXIT_BUDGET
     return EXIT_OK
 
 
@@ -711,6 +881,8 @@ def verify_command(args: argparse.Namespace) -> int:
 
 COMMANDS = {
     "score": score_command,
+    "fit": fit_command,
+    "predict": predict_command,
     "status": status_command,
     "export": export_command,
     "import": import_command,

@@ -39,11 +39,12 @@ def precision_at_top(y: np.ndarray, score: np.ndarray, frac: float = 0.1) -> flo
     predictor scores 1 when ``y`` has no tie at the cut-off; a random one about ``frac``.
     """
     y, score = np.asarray(y, float), np.asarray(score, float)
-    m = _top_size(y.size, frac)
+    m = top_size(y.size, frac)
     return float((top_weights(y, m) * top_weights(score, m)).sum() / m)
 
 
-def _top_size(n: int, frac: float) -> int:
+def top_size(n: int, frac: float) -> int:
+    """How many images the top ``frac`` of ``n`` holds (at least one, halves rounded up)."""
     if not 0 < frac <= 1:
         raise ValueError(f"frac must lie in (0, 1], got {frac}")
     return max(1, int(np.floor(frac * n + 0.5)))
@@ -73,7 +74,7 @@ def compare_top_decile(
         and against the comparator delta with ``delta_ci_low``/``delta_ci_high`` and p.
     """
     y = np.asarray(y, float)
-    m = _top_size(y.size, frac)
+    m = top_size(y.size, frac)
     idx = resample_indices(y.size, n_resamples, seed)
     boot = {k: _resampled_precision(y, np.asarray(v, float), idx, m) for k, v in arms.items()}
     full = {k: precision_at_top(y, v, frac) for k, v in arms.items()}

@@ -1,0 +1,163 @@
+"""Deployment rehearsed on labelled data: fit on one half, score the other as if unlabelled.
+
+The images of a scored dataset are split at random into two halves. The arm is fitted on
+the first (``fit_arm``, which also gives its out-of-fold estimate there) and applied to
+the second from its stored answers alone, as ``judgepanel predict`` would; then the
+second half's labels are revealed. The deployed accuracy is set against the out-of-fold
+estimate (the halves are disjoint, so that difference is bootstrapped from independent
+resamples of each half) and against the best single model chosen on the first half
+(paired over the second half's images).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from judgepanel.stats import bootstrap_p, percentile_ci
+from judgepanel.studies.fusion.blocks import best_single
+from judgepanel.studies.fusion.deploy.arms import ARMS, arm_features, arm_spec
+from judgepanel.studies.fusion.deploy.fit import (
+    METRICS,
+    fit_arm,
+    oof_scores,
+    point_accuracy,
+    predict_model,
+    resampled_accuracy,
+)
+
+LABELS = {"spearman": "ρ", "kendall_b": "τ_b", "precision@10%": "precision@10%"}
+
+
+@dataclass(frozen=True)
+class Holdout:
+    """The rehearsal's numbers.
+
+    Attributes:
+        accuracy: metric x scorer (``deployed``, ``out of fold``, ``best single``): value
+            and 95% interval, with the images it was measured on.
+        differences: metric x comparison: delta with its interval and one-sided p
+            (deployed better), and on the out-of-fold row whether the deployed value lies
+            in the out-of-fold interval.
+        arm, best_family: the arm and the single model chosen on the training half.
+        n_train, n_test: images in each half.
+    """
+
+    accuracy: pd.DataFrame
+    differences: pd.DataFrame
+    arm: str
+    best_family: str
+    n_train: int
+    n_test: int
+
+
+def split_half(items: pd.Index, seed: int) -> tuple[list[str], list[str]]:
+    """A random half of ``items`` (the first, larger by one when odd) and the rest."""
+    order = np.random.default_rng(seed).permutation(len(items))
+    cut = (len(items) + 1) // 2
+    ids = np.asarray(items.astype(str))
+    return sorted(ids[order[:cut]]), sorted(ids[order[cut:]])
+
+
+def rehearse(
+    scores: pd.DataFrame,
+    y: pd.Series,
+    families: Mapping[str, str],
+    *,
+    k: int,
+    r: int,
+    temperature: float,
+    arm: str = "H+P_gb",
+    n_resamples: int,
+    seed: int,
+) -> Holdout:
+    """Fit ``arm`` on a random half of the images of ``y``, deploy it on the other half."""
+    spec = arm_spec(arm)
+    y = pd.Series(np.asarray(y, float), index=y.index.astype(str))
+    train, test = split_half(y.index, seed)
+    model = fit_arm(spec, scores, y[train], dict(families), k=k, r=r, temperature=temperature,
+                    n_resamples=n_resamples, seed=seed)  # fmt: skip
+    X_test = arm_features(scores, spec, list(model.families), k, test)
+    deployed = predict_model(model, X_test).to_numpy()
+    if not np.isfinite(deployed).all():
+        raise ValueError(f"{int(np.isnan(deployed).sum())} held-out images lack a feature")
+    names = list(families)
+    H = arm_features(scores, ARMS["panel mean"], names, k, list(y.index))
+    best, _ = best_single(H.loc[train], y[train])
+    single = H.loc[test, best].to_numpy(float)
+    oof = oof_scores(spec, arm_features(scores, spec, list(model.families), k, train), y[train],
+                     H.loc[train])  # fmt: skip
+    yt, ytr = y[test].to_numpy(), y[train].to_numpy()
+    scorers = {"deployed": (yt, deployed, seed), "best single": (yt, single, seed),
+               "out of fold": (ytr, oof, seed + 1)}  # fmt: skip
+    boots = {n: resampled_accuracy(a, b, n_resamples=n_resamples, seed=s)
+             for n, (a, b, s) in scorers.items()}  # fmt: skip
+    values = {n: point_accuracy(a, b) for n, (a, b, _) in scorers.items()}
+    acc_rows, diff_rows = [], []
+    for metric in METRICS:
+        for name, (a, _, _) in scorers.items():
+            lo, hi = _ci(boots[name][metric])
+            acc_rows.append({"metric": metric, "scorer": name, "value": values[name][metric],
+                             "ci_low": lo, "ci_high": hi, "n": a.size})  # fmt: skip
+        oof_lo, oof_hi = _ci(boots["out of fold"][metric])
+        dep = values["deployed"][metric]
+        for other, paired in (("out of fold", False), ("best single", True)):
+            d = boots["deployed"][metric] - boots[other][metric]
+            lo, hi = _ci(d)
+            diff_rows.append({
+                "metric": metric,
+                "comparison": f"deployed − {other}",
+                "delta": dep - values[other][metric],
+                "ci_low": lo,
+                "ci_high": hi,
+                "p": bootstrap_p(d[np.isfinite(d)], "greater"),
+                "paired": paired,
+                # only the estimate has an interval the deployed value can fall inside
+                "deployed_in_oof_interval": None if paired else bool(oof_lo <= dep <= oof_hi),
+            })  # fmt: skip
+    return Holdout(pd.DataFrame(acc_rows), pd.DataFrame(diff_rows), arm, best, len(train),
+                   len(test))  # fmt: skip
+
+
+def _ci(samples: np.ndarray) -> tuple[float, float]:
+    s = np.asarray(samples, float)
+    s = s[np.isfinite(s)]
+    return percentile_ci(s) if s.size else (np.nan, np.nan)
+
+
+def verdict(delta: float, lo: float, hi: float) -> str:
+    """``higher``/``lower`` when the interval excludes zero, else no detectable difference."""
+    shown = f"{delta:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+    if lo > 0:
+        return f"higher by {shown}"
+    if hi < 0:
+        return f"lower by {shown}"
+    return f"no detectable difference ({shown})"
+
+
+def describe_holdout(h: Holdout, dataset: str) -> str:
+    """The takeaway, computed from the numbers: each metric against both references."""
+    acc = h.accuracy.set_index(["metric", "scorer"])
+    diff = h.differences.set_index(["metric", "comparison"])
+    clauses = []
+    for metric in METRICS:
+        dep, oof = acc.loc[(metric, "deployed")], acc.loc[(metric, "out of fold")]
+        vs_oof = diff.loc[(metric, "deployed − out of fold")]
+        vs_best = diff.loc[(metric, "deployed − best single")]
+        where = "inside" if vs_oof["deployed_in_oof_interval"] else "outside"
+        clauses.append(
+            f"{LABELS[metric]} {dep['value']:.3f} [{dep['ci_low']:.3f}, {dep['ci_high']:.3f}], "
+            f"{where} the out-of-fold interval [{oof['ci_low']:.3f}, {oof['ci_high']:.3f}] "
+            f"(against the estimate: {verdict(*vs_oof[['delta', 'ci_low', 'ci_high']])}; "
+            f"against the best single model: "
+            f"{verdict(*vs_best[['delta', 'ci_low', 'ci_high']])})"
+        )
+    return (
+        f"Fitted on {h.n_train} images of {dataset} and applied to the other {h.n_test} as if "
+        f"they had no labels, {h.arm} reaches, once the labels are revealed: "
+        + "; ".join(clauses)
+        + f". The best single model is {h.best_family}, chosen on the training half."
+    )
