@@ -313,6 +313,14 @@ def test_fit_then_predict_a_folder_of_new_images(
     more = pd.read_csv(tmp_path / "more.csv", keep_default_na=False)
     assert (more["score"] == "").all() and more["failed_calls"].str.contains("not sent").all()
     assert more["missing_features"].str.contains("aurora").all()
+    # the same images through the batch API, without the ceiling: every one scored
+    batched = ("predict", "--model", str(model_path), "--images", str(tmp_path / "more"),
+               "--out", str(tmp_path / "more.csv"), "--no-progress", "--batch",
+               "--batch-poll", "0.05")  # fmt: skip
+    assert jp_inline(monkeypatch, url, *batched) == EXIT_OK
+    capsys.readouterr()
+    more = pd.read_csv(tmp_path / "more.csv", keep_default_na=False)
+    assert more["complete"].astype(str).eq("True").all() and (more["score"] != "").all()
 
     # a model that does not match what would be sent is refused, naming the difference
     assert jp_inline(monkeypatch, url, *args, "--models", "aurora=sim-aurora-v2") == EXIT_ERROR

@@ -201,6 +201,10 @@ def _add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
     )
     pred.add_argument("--max-cost", type=float, help="hard ceiling in USD for this command")
     pred.add_argument("--concurrency", type=int, default=16, help="requests in flight")
+    pred.add_argument("--batch", action="store_true", help="send through the provider's batch API")
+    pred.add_argument(
+        "--batch-poll", type=float, default=30.0, help="seconds between polls of open batches"
+    )
     _add_sending_flags(pred)
 
 
@@ -514,7 +518,8 @@ def predict_command(args: argparse.Namespace) -> int:
                 max_failure_share=args.max_failure_share,
                 progress=not args.no_progress,
             )
-            summary = deploy_plan.send(specs, store, prices, options)
+            batch = BatchOptions(poll_s=args.batch_poll) if args.batch else None
+            summary = deploy_plan.send(specs, store, prices, options, batch)
             print(f"predict: {summary.line()}", flush=True)
         result = deploy_plan.predict_source(model, source, specs, store)
     except (

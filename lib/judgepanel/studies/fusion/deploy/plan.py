@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgepanel.core.batch import BatchOptions, run_batches
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client import ClientOptions, RunSummary, run_calls
 from judgepanel.core.config import ConfigError, Price, ScoringDesign
@@ -172,10 +173,21 @@ def estimate(
 
 
 def send(
-    specs: list[CallSpec], store: Path, prices: dict[str, Price], options: ClientOptions
+    specs: list[CallSpec],
+    store: Path,
+    prices: dict[str, Price],
+    options: ClientOptions,
+    batch: BatchOptions | None = None,
 ) -> RunSummary:
-    """Send the planned calls the store lacks (see :func:`judgepanel.core.client.run_calls`)."""
+    """Send the planned calls the store lacks, online (see
+    :func:`judgepanel.core.client.run_calls`) or, with ``batch``, through the provider's
+    batch API (:func:`judgepanel.core.batch.run_batches`)."""
     with Store(store) as db:
+        if batch is not None:
+            return run_batches(
+                specs, db, prices=prices, options=options, batch=batch, run="predict",
+                desc="predict",
+            )  # fmt: skip
         return run_calls(specs, db, prices=prices, options=options, desc="predict")
 
 
