@@ -461,3 +461,30 @@ def test_batches_in_flight_are_shown_and_never_sent_online_too(
     with Store(store, readonly=True) as s:
         assert s.count() == 64 and s.batched().calls == 0
     assert len(ledger_lines(ledger)) == 64
+
+
+@pytest.mark.timeout(600)
+def test_every_study_stores_the_same_answers_through_batches(
+    small_project, sim_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The small project (EVA, PARA, VAB sets, VisionQ composites) scored again through
+    the batch API stores every answer the online scoring stored, value for value: the
+    analyses read nothing else, so only the cost columns of their tables can differ."""
+    from judgepanel.core.config import load_config
+    from judgepanel.studies import score_run
+
+    runs = yaml.safe_load(small_project.runs_file.read_text())
+    store = tmp_path / "batched.sqlite"
+    runs["profiles"]["test"].update(store=str(store), batch=True, batch_poll=0.05)
+    rf = tmp_path / "runs.yaml"
+    rf.write_text(yaml.safe_dump(runs, sort_keys=False))
+    assert load_config(rf).run("test-eva").profile.batch
+    monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
+    for run in ("test-eva", "test-para", "test-vab", "test-visionq"):
+        summary = score_run(run, runs_file=rf, base_url=sim_server.base_url, progress=False)
+        assert summary.failed == 0 and summary.sent == summary.planned, summary
+    online, batched = answers(small_project.store), answers(store)
+    assert set(online["dataset"]) == {"eva", "para", "vab", "visionq"}
+    pd.testing.assert_frame_equal(online, batched)
+    with Store(small_project.store, readonly=True) as a, Store(store, readonly=True) as b:
+        assert b.spend() == pytest.approx(a.spend() / 2, rel=1e-6)  # half price, same tokens
