@@ -70,6 +70,14 @@ def runs_file(tmp: Path, eva_root: Path, store: Path, **profile: object) -> Path
     return path
 
 
+def score(monkeypatch: pytest.MonkeyPatch, url: str, rf: Path, *extra: str) -> int:
+    """``judgepanel score --run t-eva`` in this process; add ``--batch`` to batch it."""
+    args = ["score", "--run", "t-eva", "--runs-file", str(rf), "--no-progress", *extra]
+    if "--batch" in extra:
+        args += ["--batch-poll", "0.05"]
+    return jp_inline(monkeypatch, url, *args)
+
+
 def ledger_lines(path: Path) -> list[dict]:
     if not path.exists():
         return []
@@ -93,38 +101,11 @@ def test_batch_and_online_store_the_same_answers_and_spend_equals_the_ledger(
     ledger = tmp_path / "ledger.jsonl"
     with start_sim_server(ledger=ledger) as server:
         online = tmp_path / "online.sqlite"
-        assert (
-            jp_inline(
-                monkeypatch,
-                server.base_url,
-                "score",
-                "--run",
-                "t-eva",
-                "--runs-file",
-                str(runs_file(tmp_path, world, online)),
-                "--no-progress",
-            )
-            == 0
-        )
+        assert score(monkeypatch, server.base_url, runs_file(tmp_path, world, online)) == 0
         online_billed = ledger_lines(ledger)
         batched = tmp_path / "batched.sqlite"
         rf = runs_file(tmp_path, world, batched)
-        assert (
-            jp_inline(
-                monkeypatch,
-                server.base_url,
-                "score",
-                "--run",
-                "t-eva",
-                "--runs-file",
-                str(rf),
-                "--batch",
-                "--batch-poll",
-                "0.05",
-                "--no-progress",
-            )
-            == 0
-        )
+        assert score(monkeypatch, server.base_url, rf, "--batch") == 0
     batch_billed = [x for x in ledger_lines(ledger) if "batch" in x]
     a, b = answers(online), answers(batched)
     assert len(a) == 4 * 2 * (3 + 5 * 1)  # images x families x (k + 5R)
@@ -243,19 +224,7 @@ def test_the_offline_round_trip_matches_online_and_refuses_what_it_cannot_match(
 
     with start_sim_server() as server:
         online = tmp_path / "online.sqlite"
-        assert (
-            jp_inline(
-                monkeypatch,
-                server.base_url,
-                "score",
-                "--run",
-                "t-eva",
-                "--runs-file",
-                str(runs_file(tmp_path, world, online)),
-                "--no-progress",
-            )
-            == 0
-        )
+        assert score(monkeypatch, server.base_url, runs_file(tmp_path, world, online)) == 0
         store = tmp_path / "offline.sqlite"
         rf = runs_file(tmp_path, world, store)
         infile, outfile = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
@@ -300,22 +269,7 @@ def test_the_offline_round_trip_matches_online_and_refuses_what_it_cannot_match(
             == 1
         )  # imported already
         # the rest of the run through the provider path: both paths fill one store
-        assert (
-            jp_inline(
-                monkeypatch,
-                server.base_url,
-                "score",
-                "--run",
-                "t-eva",
-                "--runs-file",
-                str(rf),
-                "--batch",
-                "--batch-poll",
-                "0.05",
-                "--no-progress",
-            )
-            == 0
-        )
+        assert score(monkeypatch, server.base_url, rf, "--batch") == 0
     pd.testing.assert_frame_equal(answers(online), answers(store))
 
 
@@ -329,19 +283,7 @@ def test_expired_batches_failed_lines_and_unreadable_answers_are_sent_again(
     with start_sim_server(
         ledger=ledger, batch_expire_after=12, batch_fail_share=0.1, malformed_rate=0.1
     ) as server:
-        code = jp_inline(
-            monkeypatch,
-            server.base_url,
-            "score",
-            "--run",
-            "t-eva",
-            "--runs-file",
-            str(rf),
-            "--batch",
-            "--batch-poll",
-            "0.05",
-            "--no-progress",
-        )
+        code = score(monkeypatch, server.base_url, rf, "--batch")
     assert code == 0
     billed = ledger_lines(ledger)
     with Store(store, readonly=True) as s:
@@ -366,19 +308,7 @@ def test_a_batch_that_fails_validation_stops_the_run_and_loses_nothing(
     store = tmp_path / "store.sqlite"
     rf = runs_file(tmp_path, world, store)
     with start_sim_server(batch_invalid=True) as server:
-        code = jp_inline(
-            monkeypatch,
-            server.base_url,
-            "score",
-            "--run",
-            "t-eva",
-            "--runs-file",
-            str(rf),
-            "--batch",
-            "--batch-poll",
-            "0.05",
-            "--no-progress",
-        )
+        code = score(monkeypatch, server.base_url, rf, "--batch")
     assert code == EXIT_ABORTED
     with Store(store, readonly=True) as s:
         chunks = BatchBook(s).chunks(open_only=False)
@@ -398,21 +328,7 @@ def test_the_ceiling_holds_in_batch_mode(
     rf = runs_file(tmp_path, world, store)
     ceiling = 0.004
     with start_sim_server(ledger=ledger) as server:
-        code = jp_inline(
-            monkeypatch,
-            server.base_url,
-            "score",
-            "--run",
-            "t-eva",
-            "--runs-file",
-            str(rf),
-            "--batch",
-            "--batch-poll",
-            "0.05",
-            "--no-progress",
-            "--max-cost",
-            str(ceiling),
-        )
+        code = score(monkeypatch, server.base_url, rf, "--batch", "--max-cost", str(ceiling))
         assert code == EXIT_BUDGET
         with Store(store, readonly=True) as s:
             first = s.count()
@@ -420,22 +336,7 @@ def test_the_ceiling_holds_in_batch_mode(
         assert sum(x["cost"] for x in ledger_lines(ledger)) <= ceiling
         capsys.readouterr()
         assert jp_inline(monkeypatch, server.base_url, "status", "--store", str(store)) == 0
-        assert (
-            jp_inline(
-                monkeypatch,
-                server.base_url,
-                "score",
-                "--run",
-                "t-eva",
-                "--runs-file",
-                str(rf),
-                "--batch",
-                "--batch-poll",
-                "0.05",
-                "--no-progress",
-            )
-            == 0
-        )
+        assert score(monkeypatch, server.base_url, rf, "--batch") == 0
     with Store(store, readonly=True) as s:
         assert s.count() == 64
         assert s.spend() == pytest.approx(sum(x["cost"] for x in ledger_lines(ledger)), rel=1e-9)

@@ -23,9 +23,10 @@ import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from judgepanel.core.batch.ingest import (
+    Ingested,
     batch_price,
     crash_point,
     ingest_chunk,
@@ -84,16 +85,19 @@ class BatchOptions:
 
 
 @dataclass
-class _Tally:
+class _Tally(Ingested):
+    """A command's counts: what its chunks wrote, plus what it sent and picked up."""
+
     sent: int = 0
-    ok: int = 0
-    failed: int = 0
-    retryable: int = 0
-    reasks: int = 0
     retries: int = 0
-    spend: float = 0.0
     resumed: int = 0
-    notes: list[str] = field(default_factory=list)
+
+    def add(self, got: Ingested) -> None:
+        self.ok += got.ok
+        self.failed += got.failed
+        self.retryable += got.retryable
+        self.reasks += got.reasks
+        self.spend += got.spend
 
 
 class BatchRun:
@@ -415,11 +419,7 @@ class BatchRun:
         for note in got.notes[:5]:
             log.warning("%s", note)
             self.t.notes.append(note)
-        self.t.ok += got.ok
-        self.t.failed += got.failed
-        self.t.retryable += got.retryable
-        self.t.reasks += got.reasks
-        self.t.spend += got.spend
+        self.t.add(got)
         self._settle(chunk, got.spend)
         if got.unanswered:
             self.t.notes.append(
