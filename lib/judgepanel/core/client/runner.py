@@ -272,7 +272,11 @@ class Runner:
         try:
             if unreadable:
                 raise AnswerError(unreadable)
-            parsed = spec.parse(tally.answer if tally.answer is not None else "")
+            answer = tally.answer if tally.answer is not None else ""
+            if spec.parse_choice is not None:
+                parsed = spec.parse_choice(answer, tally.logprobs)
+            else:
+                parsed = spec.parse(answer)
         except AnswerError as exc:
             problem = f"unparseable: {short(scrub(str(exc)))}"
             if tally.reasks < self.max_reasks and tally.attempts < self.policy.max_attempts:
