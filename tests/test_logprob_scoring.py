@@ -90,8 +90,10 @@ def test_logprob_mode_is_a_declared_parameter():
     assert logprob_scoring(FusionParameters().model_dump()) is None
     got = logprob_scoring({"prompt_mode": "logprob", "logprobs_mode": "raw"})
     assert got == LogprobScoring(mode="raw")
+    with pytest.raises(ValueError, match="logprobs"):
+        logprob_scoring({"prompt_mode": "logprobs"})  # misspelt: refused, not sampled
     with pytest.raises(ValueError):
-        FusionParameters(prompt_mode="logprobs")
+        logprob_scoring({"prompt_mode": "logprob", "logprob_min_mass": 2})
     assert issubclass(FusionParameters, StudyParameters)
 
 

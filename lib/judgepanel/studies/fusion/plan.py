@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
 from judgepanel.core.calls import CallKey, CallSpec, seed_from_key
 from judgepanel.core.client import cached_data_url
@@ -20,7 +21,7 @@ from judgepanel.core.frames import scored_dataset
 from judgepanel.core.parsing import parse_score
 from judgepanel.core.paths import project_root
 from judgepanel.core.prompts import DIMENSIONS, Rubric, bytes_data_url, load_rubric
-from judgepanel.core.score_logprobs import MIN_VALID_MASS, TOP_LOGPROBS, LogprobScoring
+from judgepanel.core.score_logprobs import TOP_LOGPROBS, LogprobScoring
 from judgepanel.core.scoring import register_planner
 from judgepanel.core.settings import IMAGE_KINDS, ScoreSettings
 from judgepanel.datasets import Dataset
@@ -45,13 +46,20 @@ LOGPROB_PARAMETERS: tuple[str, ...] = ("prompt_mode", "logprobs_mode", "logprob_
 
 def logprob_scoring(parameters: Mapping[str, Any]) -> LogprobScoring | None:
     """How a run's logprob calls are read, ``None`` unless its ``prompt_mode`` is
-    ``logprob``."""
-    if parameters.get("prompt_mode", "sample") != "logprob":
+    ``logprob``.
+
+    Raises:
+        ValueError: a value ``FusionParameters`` does not accept (so that a misspelt mode
+            is not scored as ``sample`` without a word).
+    """
+    given = {k: parameters[k] for k in LOGPROB_PARAMETERS if parameters.get(k) is not None}
+    try:
+        chosen = FusionParameters(**given)
+    except ValidationError as exc:
+        raise ValueError(f"run parameters: {exc.errors()[0]['msg']}: {given}") from None
+    if chosen.prompt_mode != "logprob":
         return None
-    return LogprobScoring(
-        min_mass=float(parameters.get("logprob_min_mass", MIN_VALID_MASS)),
-        mode=parameters.get("logprobs_mode", "unknown"),
-    )
+    return LogprobScoring(min_mass=chosen.logprob_min_mass, mode=chosen.logprobs_mode)
 
 
 def _build(rubric: Rubric, kind: str, dimension: str, path: str) -> list[dict[str, Any]]:
