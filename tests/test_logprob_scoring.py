@@ -12,6 +12,7 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_client import PRICES, make_images
 
@@ -149,3 +150,38 @@ def test_logprob_scoring_against_the_simulator(sim_server, tmp_path: Path, monke
     ember = table.loc[("ember", "dimension_logprob")]
     assert (ember["calls"], ember["fallbacks"], ember["fallback_share"]) == (15, 15, 1.0)
     assert ember["fallback_reasons"] == "no logprobs x15"
+
+
+def test_the_designs_compared_on_a_scored_store(sim_server, tmp_path: Path, monkeypatch):
+    from judgepanel.studies.fusion import logprob_designs as lpd
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
+    images = make_images(tmp_path / "img", 12)
+    families = {"aurora": "sim-aurora-v1", "ember": "sim-ember-v1"}
+    design = ScoringDesign(holistic_k=5, dimension_r=0, temperature=0.3)
+    specs = plan_images(images, families, design, dataset="eva", kinds=("holistic",))
+    specs += plan_images(
+        images, families, design, dataset="eva", kinds=("holistic",), logprob=LogprobScoring()
+    )
+    prices = {**PRICES, "sim-ember-v1": Price(0.1, 0.4)}
+    options = ClientOptions(base_url=sim_server.base_url, progress=False)
+    with Store(tmp_path / "s.sqlite") as store:
+        assert run_calls(specs, store, prices=prices, options=options).ok == len(specs)
+        calls = store.frame()
+    scores = lpd.design_scores(calls, 5, 0.3)
+    designs = ["one sample", "mean of 2", "mean of 5", lpd.EXPECTED]
+    assert sorted(set(scores["design"])) == sorted(designs)
+    assert (scores.groupby(["family", "design"]).size() == 12).all()
+    human = pd.Series(range(12), index=images["image_id"], dtype=float)  # any ranking will do
+    acc = lpd.design_accuracy(scores, human, n_resamples=200, seed=0)
+    assert len(acc) == 2 * 4 * 2
+    assert (acc["ci_low"] <= acc["estimate"]).all() and (acc["estimate"] <= acc["ci_high"]).all()
+    ref = acc[acc["design"] == lpd.EXPECTED]
+    assert ref["delta"].isna().all() and acc[acc["design"] != lpd.EXPECTED]["delta"].notna().all()
+    costs = lpd.design_costs(calls, scores).set_index(["family", "design"])
+    one, five = costs.loc[("aurora", "one sample")], costs.loc[("aurora", "mean of 5")]
+    assert five["usd_per_1000_images"] == pytest.approx(5 * one["usd_per_1000_images"])
+    shares = lpd.fallback_shares(calls)
+    assert shares.to_dict() == {"aurora": 0.0, "ember": 1.0}
+    text = lpd.describe_designs(acc, costs.reset_index(), shares, 5)
+    assert "of the 1 family whose model sent logprobs" in text and "ember sent none" in text

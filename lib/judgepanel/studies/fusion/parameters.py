@@ -41,6 +41,8 @@ class FusionParameters(StudyParameters):
             temperature, what it samples; ``raw``: before, vLLM's default), recorded
             with every logprob answer.
         logprob_min_mass: the valid mass below which a logprob answer falls back.
+        sampled_dataset: 09's dataset whose k sampled holistic scores of the same images
+            the logprob calls are compared with (``None``: the run's own).
     """
 
     score: bool = True
@@ -63,3 +65,4 @@ class FusionParameters(StudyParameters):
     prompt_mode: Literal["sample", "logprob"] = "sample"
     logprobs_mode: LogprobsMode = "unknown"
     logprob_min_mass: float = Field(MIN_VALID_MASS, ge=0.0, le=1.0)
+    sampled_dataset: str | None = None
