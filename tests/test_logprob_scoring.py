@@ -66,6 +66,15 @@ def test_fallbacks_keep_the_sampled_score_and_say_why():
     assert low["score"] == 7 and low["valid_mass"] == pytest.approx(0.3)
 
 
+def test_a_score_split_over_tokens_falls_back():
+    text = '{"score": 10, "reason": "Crisp focus."}'
+    toks = ["{", '"', "score", '":', " 1", "0", ",", ' "', "reason", '":', ' "Crisp focus."}']
+    choice = _choice({}, toks)
+    choice["content"][4]["top_logprobs"] = [{"token": " 1", "logprob": -0.1}]
+    rec = LogprobScoring()(text, choice)
+    assert (rec["score"], rec["fallback"]) == (10, "score split over tokens")
+
+
 def test_the_score_token_is_found_where_the_score_value_starts():
     text = '{"score": 7, "reason": "7 of 10"}'
     toks = ["{", '"', "score", '":', " 7", ",", ' "', "reason", '":', ' "', "7", " of", " 10", '"}']

@@ -7,11 +7,13 @@ many sampled answers. The answer is still parsed as usual: an unreadable one is 
 and its score (one sample) is kept beside the distribution.
 
 The score token is the token at which the answer's ``"score"`` value starts. Its
-alternatives that read as an integer on the scale (``"7"``, ``" 7"``; a token such as
-``"1"`` that might begin ``"10"`` counts as 1, so the scale's numbers must be single tokens,
-as they are for 0-100 in the common tokenizers) make the distribution, renormalised over
-their *valid mass*. Where the choice has no logprobs, no score token is found, or the valid
-mass is below ``min_mass``, the record falls back to the sampled score and says why.
+alternatives that read as an integer on the scale (``"7"``, ``" 7"``) make the
+distribution, renormalised over their *valid mass*. The scale's numbers must be single
+tokens: with a tokenizer that splits numbers into digits, ``"1"`` may begin ``"10"``, so an
+answer whose score spans more than its token falls back, and a 1-10 scale there conflates
+1 with 10 (a 0-9 scale does not). Where the choice has no logprobs, no score token is
+found, the score spans several tokens, or the valid mass is below ``min_mass``, the record
+falls back to the sampled score and says why.
 """
 
 from __future__ import annotations
@@ -140,6 +142,9 @@ class LogprobScoring:
         token = score_token(text, logprobs, sampled, self.lo, self.hi)
         if token is None:
             record["fallback"] = "no score token"
+            return record
+        if _as_score(token.get("token"), self.lo, self.hi) != sampled:
+            record["fallback"] = "score split over tokens"
             return record
         dist, mass = score_distribution(token, self.lo, self.hi)
         record["valid_mass"] = mass
