@@ -13,7 +13,10 @@ Random ids (``chatcmpl-...``, ``resp_...``, ``msg_...``) and clock fields (``cre
 ``created_at``) are the only bytes replaced before hashing.
 
 Re-record (only on code known to answer as before, e.g. after a dependency upgrade that
-changes image encoding): ``python tests/sim_golden.py --write``.
+changes image encoding, or on a change meant to alter some responses, after checking that
+only those changed): ``python tests/sim_golden.py --write``. The responses that carry
+logprobs were re-recorded when the score token's logprobs became the judges' sampling
+distribution; every answer text stayed as it was.
 """
 
 from __future__ import annotations

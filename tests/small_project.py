@@ -52,6 +52,7 @@ def runs_yaml(root: Path) -> dict:
                 "store": str(root / "store.sqlite"),
                 "datasets": {
                     "eva": {"kind": "eva", "root": str(synth / "synth-eva")},
+                    "eva-logprob": {"kind": "eva", "root": str(synth / "synth-eva")},
                     "para": {"kind": "para", "root": str(synth / "synth-para")},
                     "vab": {"kind": "vab", "root": str(synth / "synth-vab")},
                     "visionq": {"kind": "visionq", "root": str(synth / "synth-visionq")},
@@ -91,6 +92,12 @@ def runs_yaml(root: Path) -> dict:
                     "imagestats_cache": str(root / "cache"),
                 },
             },
+            "test-logprob": {
+                "profile": "test",
+                "dataset": "eva-logprob",
+                "notebooks": main["runs"]["demo-logprob"]["notebooks"],
+                "parameters": main["runs"]["demo-logprob"]["parameters"],
+            },
             "test-vab": {
                 "profile": "test",
                 "dataset": "vab",
@@ -117,7 +124,7 @@ def build_small_project(root: Path, base_url: str) -> SmallProject:
     write_visionq(synth / "synth-visionq", SEED, n_papers=12)
     runs_file = root / "papermill_runs.yaml"
     runs_file.write_text(yaml.safe_dump(runs_yaml(root), sort_keys=False))
-    for run in ("test-eva", "test-para", "test-vab", "test-visionq"):
+    for run in ("test-eva", "test-para", "test-logprob", "test-vab", "test-visionq"):
         summary = score_run(run, runs_file=runs_file, base_url=base_url, progress=False)
         assert summary.failed == 0 and not summary.stopped_by_budget, summary
     return SmallProject(

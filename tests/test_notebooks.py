@@ -24,6 +24,7 @@ CASES = [
     ("test-headroom", "04_headroom"),
     ("test-vab", "05_vab"),
     ("test-visionq", "06_visionq"),
+    ("test-logprob", "09_logprob"),
 ]
 
 
@@ -93,7 +94,23 @@ def _check_04(tables: Path, markdown: str) -> None:
     assert f"{where} the out-of-fold interval [{oof['ci_low']:.3f}" in markdown
 
 
-CHECKS = {"00_scoring": _check_00, "03_trio_sweep": _check_03, "04_headroom": _check_04}
+def _check_09(tables: Path, markdown: str) -> None:
+    designs = pd.read_csv(tables / "table_logprob_designs.csv")
+    # the small project's eva design: k = 6, so one sample, means of 2 and 5, the expected score
+    assert set(designs["design"]) == {"one sample", "mean of 2", "mean of 5", "expected score"}
+    assert designs.groupby(["family", "metric"]).size().eq(4).all()
+    sources = pd.read_csv(tables / "table_logprob_sources.csv").set_index(["family", "kind"])
+    assert sources.loc[("ember", "holistic_logprob"), "fallback_share"] == 1.0  # sends none
+    assert sources.loc[("aurora", "holistic_logprob"), "fallbacks"] == 0
+    assert "by construction" in markdown and "ember sent none" in markdown
+
+
+CHECKS = {
+    "00_scoring": _check_00,
+    "03_trio_sweep": _check_03,
+    "04_headroom": _check_04,
+    "09_logprob": _check_09,
+}
 
 
 def _markdown_outputs(executed: Path) -> str:

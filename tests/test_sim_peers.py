@@ -98,7 +98,7 @@ def test_n_choices_are_sampled_in_turn(sim_server, photo_url):
     assert r.usage.completion_tokens == sum(math.ceil(len(a) / 4) for a in answers)
 
 
-def test_logprobs_describe_the_sampled_answer(sim_server, photo_url):
+def test_logprobs_describe_the_answer_and_give_the_score_distribution(sim_server, photo_url):
     r = _client(sim_server).chat.completions.create(
         model=MODELS[0],
         messages=_rate(photo_url),
@@ -111,19 +111,50 @@ def test_logprobs_describe_the_sampled_answer(sim_server, photo_url):
     for choice in r.choices:
         content = choice.logprobs.content
         assert "".join(t.token for t in content) == choice.message.content
+        scores = [t for t in content if t.token.strip().isdigit()]
+        assert len(scores) == 1  # "Score: 7. <reason>": one number, the score
         for t in content:
-            assert t.logprob < 0
-            assert t.top_logprobs[0].token == t.token and t.top_logprobs[0].logprob == t.logprob
+            assert t.logprob <= 0
             assert len(t.top_logprobs) == 4
             assert [a.logprob for a in t.top_logprobs] == sorted(
                 (a.logprob for a in t.top_logprobs), reverse=True
             )
             assert sum(math.exp(a.logprob) for a in t.top_logprobs) <= 1.0 + 1e-9
             assert bytes(t.bytes).decode() == t.token
+            if t is scores[0]:
+                # The score token lists the likeliest scores the judge samples from, the
+                # sampled one among them or not.
+                assert all(1 <= int(a.token) <= 10 for a in t.top_logprobs)
+                for a in t.top_logprobs:
+                    if a.token == t.token:
+                        assert a.logprob == t.logprob
+            else:  # any other token is described after the fact: itself, then others
+                assert t.logprob < 0
+                assert t.top_logprobs[0].token == t.token
+                assert t.top_logprobs[0].logprob == t.logprob
     bare = _client(sim_server).chat.completions.create(
         model=MODELS[0], messages=_rate(photo_url), temperature=0.7, seed=3
     )
     assert bare.choices[0].logprobs is None
+
+
+def test_a_model_without_logprobs_answers_null(sim_server, photo_url):
+    asked = _client(sim_server).chat.completions.create(
+        model="sim-ember-v1",
+        messages=_rate(photo_url),
+        temperature=0.7,
+        seed=3,
+        n=2,
+        logprobs=True,
+        top_logprobs=4,
+    )
+    plain = _client(sim_server).chat.completions.create(
+        model="sim-ember-v1", messages=_rate(photo_url), temperature=0.7, seed=3, n=2
+    )
+    assert [c.logprobs for c in asked.choices] == [None, None]
+    # The first answer is the one a request that does not ask gets (later choices are
+    # drawn after the first one's logprobs, as for every model).
+    assert asked.choices[0].message.content == plain.choices[0].message.content
 
 
 def test_low_detail_images_cost_the_low_detail_price(sim_server, scene):

@@ -86,6 +86,12 @@ class CallSpec:
         n_images: images in the request, as the planner built it (descriptive: the budget
             measures the built messages themselves, see :mod:`judgepanel.core.budget`).
         text_chars: characters of prompt text, likewise descriptive.
+        extra_body: (name, value) request fields sent beside the standard ones (e.g.
+            ``logprobs`` and ``top_logprobs``), a tuple so that the spec stays hashable;
+            they never replace model, messages, temperature, cap, seed or ``n``.
+        parse_choice: when given, reads the answer with the choice's ``logprobs`` object
+            (``None`` where the provider sent none) instead of ``parse``; it raises
+            AnswerError alike.
     """
 
     key: CallKey
@@ -95,6 +101,15 @@ class CallSpec:
     seed: int | None = None
     n_images: int = 1
     text_chars: int = 0
+    extra_body: tuple[tuple[str, Any], ...] = ()
+    parse_choice: Callable[[str, Any], Any] | None = None
+
+    def read(self, answer: str, logprobs: Any = None) -> Any:
+        """The parsed answer: ``parse_choice`` with the choice's logprobs where the spec
+        has one, else ``parse`` (either raises AnswerError)."""
+        if self.parse_choice is not None:
+            return self.parse_choice(answer, logprobs)
+        return self.parse(answer)
 
 
 def key_digest(key: CallKey) -> int:

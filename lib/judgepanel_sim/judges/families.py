@@ -438,12 +438,43 @@ class Family:
         w, norm = self._taste_norm
         return sum(wt * perceived[d] for wt, d in zip(w, DIMENSIONS, strict=True)) / norm
 
+    def impression(
+        self, features: Mapping[str, float], digest: str, dimension: str | None, temperature: float
+    ) -> tuple[float, float]:
+        """The mean and sd of the impression ``z`` that ``perceive`` then ``holistic_z``
+        (``dimension`` None) or the dimension itself give: the noise-free verdict, and
+        the spread that sampling noise of sd ``noise * temperature`` per dimension gives
+        it (``holistic_z`` is linear in the dimensions)."""
+        perceived = self._perceived_exactly(features, digest)
+        sd = self.noise * max(temperature, 0.0)
+        if dimension:
+            return perceived[dimension], sd
+        w, norm = self._taste_norm
+        return self.holistic_z(perceived), sd * math.sqrt(P.sum_in_order(x * x for x in w)) / norm
+
     @cached_property
     def _taste_norm(self) -> tuple[list[float], float]:
         """The taste weights in ``DIMENSIONS`` order and ``holistic_z``'s divisor."""
         w = [self.taste[d] for d in DIMENSIONS]
         total, sq = sum(w), sum(x * x for x in w)
         return w, math.sqrt(sq + 0.3 * (total * total - sq))
+
+    def score_logits(self, z: float, lo: int, hi: int) -> list[float]:
+        """The logit of each integer in [lo, hi] (``hi > lo``) for impression ``z``, before
+        temperature: this family's scale use. ``to_scale`` samples from their softmax at
+        the request's temperature; ``judgepanel_sim.judges.marginal`` integrates it."""
+        sc = self.scale
+        raw = sc.centre + sc.spread * z
+        canon = 1.0 + 9.0 / (1.0 + P.exp_scalar(-(raw - 5.5) / 2.4))  # soft squash into [1, 10]
+        unit, inv_two_var, pulls = _scale_terms(sc, lo, hi)
+        target = lo + (canon - 1.0) * unit
+        logits = []
+        for k, terms in zip(range(lo, hi + 1), pulls, strict=True):
+            logit = -((k - target) ** 2) * inv_two_var
+            for term in terms:
+                logit += term
+            logits.append(logit)
+        return logits
 
     def to_scale(
         self,
@@ -460,17 +491,7 @@ class Family:
         """
         if hi <= lo:
             return lo
-        sc = self.scale
-        raw = sc.centre + sc.spread * z
-        canon = 1.0 + 9.0 / (1.0 + P.exp_scalar(-(raw - 5.5) / 2.4))  # soft squash into [1, 10]
-        unit, inv_two_var, pulls = _scale_terms(sc, lo, hi)
-        target = lo + (canon - 1.0) * unit
-        logits = []
-        for k, terms in zip(range(lo, hi + 1), pulls, strict=True):
-            logit = -((k - target) ** 2) * inv_two_var
-            for term in terms:
-                logit += term
-            logits.append(logit)
+        logits = self.score_logits(z, lo, hi)
         top = max(logits)
         if temperature <= 0 or rng is None:
             return lo + logits.index(top)

@@ -9,7 +9,9 @@ Plug-in interface (stable; other modules code against it):
 - :class:`SimRequest`: the validated request plus the family and a seeded generator.
 - :class:`~judgepanel_sim.judges.protocol.ImageView`: one image (digest, size, lazy pixels,
   cached features), re-exported here.
-- :class:`Handler`: ``name``, ``matches(req)``, ``answer(req)``, ``malformed(req)``.
+- :class:`Handler`: ``name``, ``matches(req)``, ``answer(req)``, ``malformed(req)``; a
+  handler whose answer carries a sampled score may also define ``score_marginal(req)``,
+  the distribution that score is drawn from, which the score token's logprobs report.
 - ``REGISTRY``: ``"module:Class"`` paths, resolved lazily into ``HANDLERS`` on first use,
   so a plug-in module may import this one without an import cycle. To add a handler,
   add one line near the top of ``REGISTRY`` (task-specific handlers before the rubric
@@ -35,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from judgepanel_sim.judges.families import CUES, DIMENSIONS, Family, IdentityMemo, cues
+from judgepanel_sim.judges.marginal import ScoreMarginal, score_marginal
 from judgepanel_sim.judges.protocol import ImageView
 
 
@@ -488,6 +491,22 @@ class _ScoreHandler:
             return "..."
         score, reason, lo, hi, fmt = self._verdict(req)
         return malformed_score(req, score, reason, lo, hi, fmt)
+
+    def score_marginal(self, req: SimRequest) -> ScoreMarginal | None:
+        """The distribution ``answer``'s score is drawn from (no draw from ``req.rng``)."""
+        if not req.images:
+            return None
+        image = req.images[0]
+        lo, hi = read_scale(req.text)
+        return score_marginal(
+            req.family,
+            image.features,
+            image.digest,
+            self._dimension(req),
+            lo,
+            hi,
+            req.temperature,
+        )
 
 
 class DimensionHandler(_ScoreHandler):

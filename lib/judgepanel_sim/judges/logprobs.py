@@ -1,10 +1,17 @@
 """Token log-probabilities for a simulated answer, in the chat-completions shape.
 
-The answer is already sampled when these are made, so they describe it: the text is cut
-into tokens (a word or a punctuation mark with its leading space), each token is the
-most likely one at its position, and ``top_logprobs`` lists it first with the same
-log-probability, then alternatives (other panel letters for a letter) with less mass.
-The probabilities at one position never sum to more than one.
+The text is cut into tokens (a word, a number or a punctuation mark with its leading
+space). The score token of a rubric answer (its first integer on the asked scale) carries
+the judge's true distribution: ``top_logprobs`` lists the most likely scores of
+:func:`judgepanel_sim.judges.marginal.score_marginal`, the distribution the score was
+drawn from, so the reported probabilities are the frequencies of the scores it samples.
+Every other token is described after the fact: it is the most likely one at its position,
+``top_logprobs`` lists it first with the same log-probability, then alternatives (other
+panel letters for a letter) with less mass. The probabilities at one position never sum
+to more than one.
+
+Each token draws one uniform from the request's generator whether or not it is the score
+token, so the answers that follow in a request with ``n`` are sampled as before.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from judgepanel_sim import portable as P
+from judgepanel_sim.judges.marginal import ScoreMarginal
 
 _TOKEN = re.compile(r"\s*\w+|\s*[^\w\s]|\s+")
 _LETTERS = "ABCDEFGH"
@@ -45,27 +53,57 @@ def _entry(token: str, logprob: float) -> dict[str, Any]:
     return {"token": token, "logprob": logprob, "bytes": list(token.encode("utf-8"))}
 
 
+def _score_entry(token: str, marginal: ScoreMarginal, top: int) -> dict[str, Any]:
+    """The score token's entry: its own log-probability and the ``top`` likeliest scores."""
+    lead = token[: len(token) - len(token.lstrip())]
+    entry = _entry(token, marginal.logprob(int(token.strip())))
+    entry["top_logprobs"] = [_entry(f"{lead}{k}", lp) for k, lp in marginal.top(top)]
+    return entry
+
+
+def _is_score(token: str, marginal: ScoreMarginal) -> bool:
+    core = token.strip()
+    return core.isascii() and core.isdigit() and marginal.lo <= int(core) <= marginal.hi
+
+
 def answer_logprobs(
-    text: str, top: int, rng: np.random.Generator, temperature: float
+    text: str,
+    top: int,
+    rng: np.random.Generator,
+    temperature: float,
+    marginal: ScoreMarginal | None = None,
+    truncated: bool = False,
 ) -> list[dict[str, Any]]:
     """``choices[i].logprobs.content`` for ``text``: one entry per token.
 
     Args:
         text: the sampled answer.
-        top: alternatives asked for (``top_logprobs``); the sampled token is the first.
-        rng: draws each position's confidence.
+        top: alternatives asked for (``top_logprobs``).
+        rng: draws each position's confidence (one uniform per token).
         temperature: higher temperature spreads the mass (lower top probability).
+        marginal: the distribution the answer's score was drawn from, for its score token
+            (``None``: no token is a score).
+        truncated: the answer was cut; a number at its very end may be a cut score.
     """
     out = []
     spread = min(1.0, 0.15 + 0.35 * max(temperature, 0.0))
-    for tok in tokens(text):
+    toks = tokens(text)
+    for i, tok in enumerate(toks):
         p = float(np.clip(1.0 - spread * rng.random(), 0.5, 0.9999))
+        if (
+            marginal is not None
+            and _is_score(tok, marginal)
+            and not (truncated and i == len(toks) - 1)
+        ):
+            out.append(_score_entry(tok, marginal, top))
+            marginal = None  # only the first number is the score
+            continue
         lp = P.log_scalar(p)
         entry = _entry(tok, lp)
         alts = [_entry(tok, lp)]
         rest = 1.0 - p
-        for i, alt in enumerate(_alternatives(tok, max(0, top - 1))):
-            alts.append(_entry(alt, P.log_scalar(rest * 0.5 ** (i + 1))))
+        for j, alt in enumerate(_alternatives(tok, max(0, top - 1))):
+            alts.append(_entry(alt, P.log_scalar(rest * 0.5 ** (j + 1))))
         entry["top_logprobs"] = alts[:top]
         out.append(entry)
     return out

@@ -41,6 +41,10 @@ MODELS: tuple[str, ...] = (
 )
 """Model ids the server answers for and lists, one per simulated family."""
 
+NO_LOGPROBS_MODELS: frozenset[str] = frozenset({"sim-ember-v1"})
+"""Models that, as many providers do, send ``"logprobs": null`` even when a request asks
+for them (``logprobs: true``); the request is accepted and answered as any other."""
+
 ROUTER_MODELS: dict[str, str] = {"router/sim-aurora-v1": "sim-aurora-v1"}
 """Aliases that answer as the model they name but, like a router (OpenRouter), ignore
 ``n`` and return one choice. Accepted by the chat endpoint and by ``GET /v1/models/{id}``

@@ -62,6 +62,7 @@ from judgepanel_sim.judges.caching import PromptCache
 from judgepanel_sim.judges.families import Family, family_for_model
 from judgepanel_sim.judges.handlers import SimRequest, find_handler
 from judgepanel_sim.judges.logprobs import answer_logprobs
+from judgepanel_sim.judges.marginal import ScoreMarginal
 from judgepanel_sim.judges.pricing import (
     DEFAULT_PRICES,
     PriceTable,
@@ -71,6 +72,7 @@ from judgepanel_sim.judges.pricing import (
 )
 from judgepanel_sim.judges.protocol import (
     MAX_BODY_BYTES,
+    NO_LOGPROBS_MODELS,
     ROUTER_MODELS,
     Answer,
     ApiError,
@@ -678,9 +680,27 @@ class SimApp:
             content, completion_tokens, finish = truncate_answer(text, chat.max_tokens)
             logprobs = None
             if chat.logprobs:
-                logprobs = answer_logprobs(content, chat.top_logprobs, req.rng, chat.temperature)
+                # Made even for a model that sends none: they draw from the generator that
+                # the request's next choice is sampled from.
+                logprobs = answer_logprobs(
+                    content,
+                    chat.top_logprobs,
+                    req.rng,
+                    chat.temperature,
+                    None if malformed else score_marginal(req),
+                    truncated=finish == "length",
+                )
+                if req.model in NO_LOGPROBS_MODELS:
+                    logprobs = None
             out.append(Answer(content, completion_tokens, finish, logprobs))
         return out
+
+
+def score_marginal(req: SimRequest) -> ScoreMarginal | None:
+    """The distribution the score of ``req``'s answer is drawn from, ``None`` where its
+    handler writes no sampled score (VAB and VisionQ letters keep descriptive logprobs)."""
+    marginal = getattr(find_handler(req), "score_marginal", None)
+    return marginal(req) if marginal is not None else None
 
 
 def _echo(text: str, token: str) -> str:

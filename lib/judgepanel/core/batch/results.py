@@ -121,7 +121,7 @@ def outcome(
     try:
         if tally.answer is None:
             raise AnswerError("the response holds no message")
-        parsed = spec.parse(tally.answer)
+        parsed = spec.read(tally.answer, tally.logprobs)
     except AnswerError as exc:
         problem = f"unparseable: {short(scrub(str(exc)))}"
         if reasks_before < max_reasks:

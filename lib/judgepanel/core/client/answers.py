@@ -57,10 +57,12 @@ def _is_count(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Choice:
-    """One choice of an answer: its text and finish reason (``None`` if unreadable)."""
+    """One choice of an answer: its text and finish reason (``None`` if unreadable), and
+    its ``logprobs`` object as sent (``None`` when there is none)."""
 
     answer: str | None
     finish: str | None
+    logprobs: Any = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ def read_choices(resp: Any) -> list[Choice]:
                 Choice(
                     answer if isinstance(answer, str) else None,
                     finish if isinstance(finish, str) else None,
+                    choice.get("logprobs"),
                 ),
             )
         )
@@ -152,12 +155,14 @@ class Tally:
     reported_cost: float = 0.0
     answer: str | None = None
     finish: str | None = None
+    logprobs: Any = None
     samples: int = 1
 
     def answered(self, choice: Choice, usage: Usage | None, price: Price, bound: CallBound) -> None:
         """Count one answered (so billable) attempt; its texts are scrubbed at once."""
         self.answer = None if choice.answer is None else scrub(choice.answer)
         self.finish = None if choice.finish is None else scrub(choice.finish)
+        self.logprobs = choice.logprobs
         self.answers += 1
         if usage is None:
             # No usage reported: charge the bound, so the ceiling still holds.

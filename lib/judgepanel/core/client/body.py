@@ -72,7 +72,8 @@ def encode_body(body: dict[str, Any]) -> bytes:
 def request_body(
     spec: CallSpec, messages: list[dict[str, Any]], seed: int | None, n: int = 1
 ) -> bytes:
-    """The encoded chat-completions body of ``spec`` asking for ``n`` choices."""
+    """The encoded chat-completions body of ``spec`` asking for ``n`` choices, with its
+    ``extra_body`` fields."""
     key = spec.key
     body: dict[str, Any] = {
         "model": key.model,
@@ -84,4 +85,6 @@ def request_body(
         body["seed"] = seed
     if n > 1:
         body["n"] = n
+    for name, value in spec.extra_body:
+        body.setdefault(name, value)
     return encode_body(body)

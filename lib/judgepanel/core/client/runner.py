@@ -272,7 +272,8 @@ class Runner:
         try:
             if unreadable:
                 raise AnswerError(unreadable)
-            parsed = spec.parse(tally.answer if tally.answer is not None else "")
+            answer = tally.answer if tally.answer is not None else ""
+            parsed = spec.read(answer, tally.logprobs)
         except AnswerError as exc:
             problem = f"unparseable: {short(scrub(str(exc)))}"
             if tally.reasks < self.max_reasks and tally.attempts < self.policy.max_attempts:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from judgepanel.core.parameters import StudyParameters
+from judgepanel.core.score_logprobs import MIN_VALID_MASS, LogprobsMode
 
 
 class FusionParameters(StudyParameters):
@@ -29,6 +32,17 @@ class FusionParameters(StudyParameters):
         side_replicates: 08's replicate studies per side world.
         partitions: 08's fold partitions per replicate of the partition check.
         partition_replicates: 08's replicates of the partition check.
+        prompt_mode: ``sample`` asks each rubric prompt k (holistic) or R (dimension)
+            times; ``logprob`` asks it once with ``logprobs`` and stores the expected
+            score of the score token's distribution (prompt kinds ``holistic_logprob`` and
+            ``dimension_logprob``), falling back to the one sampled answer where a model
+            sends no logprobs or too little mass on valid scores.
+        logprobs_mode: what the endpoint's logprobs describe (``processed``: after
+            temperature, what it samples; ``raw``: before, vLLM's default), recorded
+            with every logprob answer.
+        logprob_min_mass: the valid mass below which a logprob answer falls back.
+        sampled_dataset: 09's dataset whose k sampled holistic scores of the same images
+            the logprob calls are compared with (``None``: the run's own).
     """
 
     score: bool = True
@@ -48,3 +62,7 @@ class FusionParameters(StudyParameters):
     side_replicates: int = 25
     partitions: int = 3
     partition_replicates: int = 60
+    prompt_mode: Literal["sample", "logprob"] = "sample"
+    logprobs_mode: LogprobsMode = "unknown"
+    logprob_min_mass: float = Field(MIN_VALID_MASS, ge=0.0, le=1.0)
+    sampled_dataset: str | None = None

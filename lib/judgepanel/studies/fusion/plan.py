@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
 from judgepanel.core.calls import CallKey, CallSpec, seed_from_key
 from judgepanel.core.client import cached_data_url
@@ -20,6 +21,7 @@ from judgepanel.core.frames import scored_dataset
 from judgepanel.core.parsing import parse_score
 from judgepanel.core.paths import project_root
 from judgepanel.core.prompts import DIMENSIONS, Rubric, bytes_data_url, load_rubric
+from judgepanel.core.score_logprobs import TOP_LOGPROBS, LogprobScoring
 from judgepanel.core.scoring import register_planner
 from judgepanel.core.settings import IMAGE_KINDS, ScoreSettings
 from judgepanel.datasets import Dataset
@@ -29,6 +31,35 @@ from judgepanel.studies.fusion.temperature import load_rule
 
 SCORE_MAX_TOKENS = 200
 """Completion cap of a rubric call: the JSON score and a one-sentence reason fit in ~60."""
+
+LOGPROB_KINDS: dict[str, str] = {"holistic": "holistic_logprob", "dimension": "dimension_logprob"}
+"""The stored prompt kind of a rubric prompt asked once with logprobs (``prompt_mode:
+logprob``); its prompt, rubric hash and other key fields are the sampled prompt's."""
+
+LOGPROB_BODY: tuple[tuple[str, object], ...] = (("logprobs", True), ("top_logprobs", TOP_LOGPROBS))
+"""The request fields of a logprob call."""
+
+
+LOGPROB_PARAMETERS: tuple[str, ...] = ("prompt_mode", "logprobs_mode", "logprob_min_mass")
+"""The run parameters that decide a run's logprob calls."""
+
+
+def logprob_scoring(parameters: Mapping[str, Any]) -> LogprobScoring | None:
+    """How a run's logprob calls are read, ``None`` unless its ``prompt_mode`` is
+    ``logprob``.
+
+    Raises:
+        ValueError: a value ``FusionParameters`` does not accept (so that a misspelt mode
+            is not scored as ``sample`` without a word).
+    """
+    given = {k: parameters[k] for k in LOGPROB_PARAMETERS if parameters.get(k) is not None}
+    try:
+        chosen = FusionParameters(**given)
+    except ValidationError as exc:
+        raise ValueError(f"run parameters: {exc.errors()[0]['msg']}: {given}") from None
+    if chosen.prompt_mode != "logprob":
+        return None
+    return LogprobScoring(min_mass=chosen.logprob_min_mass, mode=chosen.logprobs_mode)
 
 
 def _build(rubric: Rubric, kind: str, dimension: str, path: str) -> list[dict[str, Any]]:
@@ -67,6 +98,7 @@ def plan_images(
     dataset: str,
     kinds: tuple[str, ...] = ("holistic", "dimension"),
     only: Mapping[str, Collection[str]] | None = None,
+    logprob: LogprobScoring | None = None,
 ) -> list[CallSpec]:
     """Every rubric call for ``images`` x ``families``: k holistic and R per dimension.
 
@@ -85,6 +117,8 @@ def plan_images(
         only: prompt kind -> the families that get it, for a kind that only some of
             ``families`` need (the others get every kind of ``kinds``). The plan stays
             image-major, so each image is still encoded once.
+        logprob: ask each holistic and dimension prompt once, with logprobs, read by this
+            (kinds ``LOGPROB_KINDS``; ``None``: sample them k and R times).
 
     Raises:
         ValueError: missing columns, duplicate image ids, or ``only`` naming a kind not
@@ -113,25 +147,29 @@ def plan_images(
     reps_of["sham"] = design.sham_r
     plan = [("holistic", "", design.holistic_k)] if "holistic" in kinds else []
     plan += [(k, d, reps_of[k]) for k in kinds if k != "holistic" for d in DIMENSIONS]
-    prompts: list[tuple[str, str, int, str, int]] = []
+    prompts: list[tuple[str, str, str, int, str, int]] = []
     for kind, dim, reps in plan:
         chars = _text_chars(rubric.messages(kind, dim, "<image>"))
-        prompts.append((kind, dim, reps, rubric.prompt_hash(kind, dim), chars))
+        stored = kind
+        if logprob is not None and kind in LOGPROB_KINDS:
+            stored, reps = LOGPROB_KINDS[kind], min(reps, 1)
+        prompts.append((kind, stored, dim, reps, rubric.prompt_hash(kind, dim), chars))
     temperature = float(design.temperature)
     specs: list[CallSpec] = []
     for image_id, source in zip(ids, sources, strict=True):
         for family, model in families.items():
-            for kind, dim, reps, phash, chars in prompts:
+            for kind, stored, dim, reps, phash, chars in prompts:
                 if kind in only and family not in only[kind]:
                     continue
                 build = partial(builder, rubric, kind, dim, source)
+                extra = {"extra_body": LOGPROB_BODY, "parse_choice": logprob}
                 for rep in range(reps):
                     key = CallKey(
                         dataset=dataset,
                         item=image_id,
                         family=family,
                         model=model,
-                        kind=kind,
+                        kind=stored,
                         dimension=dim,
                         repetition=rep,
                         temperature=temperature,
@@ -147,6 +185,7 @@ def plan_images(
                             seed=seed_from_key(key),
                             n_images=1,
                             text_chars=chars,
+                            **(extra if stored != kind else {}),
                         )
                     )
     return specs
@@ -156,14 +195,22 @@ def plan_dataset(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
     """Every rubric call of a rated-image dataset: the images its scoring design covers.
 
     A run whose parameters name a ``temperature_rule`` also gets the rule's grid: its
-    family's dimension calls at every temperature of the rule, on the rule's subset.
+    family's dimension calls at every temperature of the rule, on the rule's subset. With
+    ``prompt_mode: logprob`` each holistic and dimension prompt is asked once, with
+    logprobs (the sham rubric and the temperature grid are sampled as always).
     """
     design = settings.designs[target.name]
     data = scored_dataset(target.kind, target.root, design)
     images = data.images
     if settings.limit_images is not None:
         images = images.head(settings.limit_images)
-    specs = plan_images(images, settings.families, design, dataset=target.name)
+    specs = plan_images(
+        images,
+        settings.families,
+        design,
+        dataset=target.name,
+        logprob=logprob_scoring(settings.parameters),
+    )
     if design.sham_r > 0:
         # The sham rubric is scored for the pre-declared families, as seed 000 does.
         sham_families = {f: m for f, m in settings.families.items() if f in settings.predeclared}
@@ -205,4 +252,9 @@ def plan_temperature_grid(
 
 KINDS: tuple[str, ...] = IMAGE_KINDS
 for _kind in KINDS:
-    register_planner(_kind, plan_dataset, parameters=("temperature_rule",), model=FusionParameters)
+    register_planner(
+        _kind,
+        plan_dataset,
+        parameters=("temperature_rule", *LOGPROB_PARAMETERS),
+        model=FusionParameters,
+    )

@@ -124,8 +124,10 @@ def load_profile_rated(
     """Every rated-image dataset of ``profile`` that the store holds calls for.
 
     Cross-dataset analyses start here: seed 000 treats the MTMM cells of both datasets as
-    one family. A dataset with no call in the store is left out (a profile may be scored
-    one dataset at a time); ``loaded`` hands over datasets the caller has already read.
+    one family. A dataset with no holistic or dimension call in the store is left out (a
+    profile may be scored one dataset at a time, and a dataset of logprob calls alone, such
+    as ``eva-logprob``, is no rubric scoring of its own); ``loaded`` hands over datasets
+    the caller has already read.
     """
     loaded = loaded or {}
     out: dict[str, RatedData] = {}
@@ -134,7 +136,7 @@ def load_profile_rated(
             continue
         if name in loaded:
             out[name] = loaded[name]
-        elif len(read_calls(store, name, columns=["kind"])):
+        elif len(read_calls(store, name, kinds=("holistic", "dimension"), columns=["kind"])):
             out[name] = load_rated(
                 name, ref.kind, ref.root, store=store, runs_file=runs_file, families=families
             )

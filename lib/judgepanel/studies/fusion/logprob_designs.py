@@ -1,0 +1,169 @@
+"""One call instead of k: the holistic designs compared on accuracy and cost.
+
+Seed 000 averages k holistic samples per image and family. Here each family's holistic
+score is taken three ways from the same store: one sample, the mean of its first k samples
+(k in ``KS``, up to the design's k), and the expected score of one logprob call
+(``prompt_mode: logprob``). Each design's Spearman ρ and Kendall τ_b with the human mean
+carry percentile intervals from one bootstrap over images shared by every design of a
+family, so the difference between the expected score and the mean of the most samples is
+paired. A design's cost is its calls per image times the mean cost of such a call.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from judgepanel.stats import bootstrap_arms, bootstrap_p, kendall_b, percentile_ci, spearman
+from judgepanel.studies.fusion.logprob import logprob_summary
+
+KS: tuple[int, ...] = (1, 2, 5, 10, 25)
+"""The numbers of samples averaged, as far as the design's k allows."""
+
+EXPECTED = "expected score"
+"""The design name of one logprob call's expected score."""
+
+METRICS: dict[str, object] = {"spearman": spearman, "kendall_b": kendall_b}
+
+
+def mean_of(k: int) -> str:
+    """The design name of the mean of the first ``k`` samples."""
+    return "one sample" if k == 1 else f"mean of {k}"
+
+
+def design_scores(calls: pd.DataFrame, k_max: int, temperature: float) -> pd.DataFrame:
+    """Each family's score per image under each design (columns family, item, design,
+    calls_per_image, score); an image lacks a mean of k unless all k samples are ok."""
+    ok = calls[(calls["status"] == "ok") & (calls["temperature"] == temperature)]
+    sampled = ok[ok["kind"] == "holistic"].sort_values("repetition")
+    rows = []
+    for k in (k for k in KS if k <= k_max):
+        first = sampled[sampled["repetition"] < k]
+        g = first.groupby(["family", "item"])["value"].agg(["mean", "count"]).reset_index()
+        g = g[g["count"] == k]
+        rows.append(g.assign(design=mean_of(k), calls_per_image=k, score=g["mean"]))
+    once = ok[ok["kind"] == "holistic_logprob"]
+    rows.append(once.assign(design=EXPECTED, calls_per_image=1, score=once["value"]))
+    cols = ["family", "item", "design", "calls_per_image", "score"]
+    return pd.concat([r[cols] for r in rows], ignore_index=True)
+
+
+def design_accuracy(
+    scores: pd.DataFrame, human: pd.Series, *, n_resamples: int, seed: int
+) -> pd.DataFrame:
+    """Per family, design and metric: the estimate with its 95% interval, and the expected
+    score minus this design (``delta``) with its paired interval and two-sided ``p``.
+
+    A family is compared on the images every design of it scored.
+    """
+    rows = []
+    for family, g in scores.groupby("family", sort=True):
+        wide = g.pivot(index="item", columns="design", values="score").dropna()
+        wide = wide.loc[wide.index.intersection(human.index)]
+        designs = [d for d in _order(g) if d in wide.columns]
+        y = human.loc[wide.index].to_numpy(float)
+        calls = g.groupby("design")["calls_per_image"].first()
+        for metric, fn in METRICS.items():
+            arms = np.vstack([wide[d].to_numpy(float) for d in designs])
+            boot = bootstrap_arms(y, arms, metric, n_resamples=n_resamples, seed=seed)
+            ref = designs.index(EXPECTED) if EXPECTED in designs else None
+            for j, d in enumerate(designs):
+                lo, hi = percentile_ci(boot[:, j][np.isfinite(boot[:, j])])
+                row = {
+                    "family": family,
+                    "design": d,
+                    "calls_per_image": int(calls[d]),
+                    "metric": metric,
+                    "n": len(y),
+                    "estimate": float(fn(y, arms[j])),
+                    "ci_low": lo,
+                    "ci_high": hi,
+                }
+                row.update(_versus(boot, arms, y, fn, ref, j))
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _order(g: pd.DataFrame) -> list[str]:
+    return list(g.sort_values("calls_per_image")["design"].drop_duplicates())
+
+
+def _versus(boot, arms, y, fn, ref: int | None, j: int) -> dict[str, float]:
+    """The expected score minus design ``j``: estimate, paired interval and p."""
+    if ref is None or ref == j:
+        return {"delta": math.nan, "delta_low": math.nan, "delta_high": math.nan, "p": math.nan}
+    d = boot[:, ref] - boot[:, j]
+    d = d[np.isfinite(d)]
+    lo, hi = percentile_ci(d)
+    return {
+        "delta": float(fn(y, arms[ref]) - fn(y, arms[j])),
+        "delta_low": lo,
+        "delta_high": hi,
+        "p": bootstrap_p(d, "two-sided"),
+    }
+
+
+def design_costs(calls: pd.DataFrame, designs: pd.DataFrame) -> pd.DataFrame:
+    """Per family and design: USD per 1,000 images, from the mean cost of the family's ok
+    holistic call (sampled designs) or logprob call (the expected score)."""
+    ok = calls[calls["status"] == "ok"]
+    per_call = ok.groupby(["family", "kind"])["cost"].mean()
+    out = designs[["family", "design", "calls_per_image"]].drop_duplicates().copy()
+    kind = np.where(out["design"] == EXPECTED, "holistic_logprob", "holistic")
+    unit = [per_call.get((f, k), math.nan) for f, k in zip(out["family"], kind, strict=True)]
+    out["usd_per_1000_images"] = 1000.0 * out["calls_per_image"] * np.array(unit)
+    return out.reset_index(drop=True)
+
+
+def fallback_shares(calls: pd.DataFrame) -> pd.Series:
+    """Per family, the share of its holistic logprob calls kept as one sample."""
+    table = logprob_summary(calls)
+    table = table[table["kind"] == "holistic_logprob"]
+    return table.set_index("family")["fallback_share"]
+
+
+def matching_families(accuracy: pd.DataFrame, fallbacks: pd.Series, k_max: int) -> list[str]:
+    """The families whose model sent logprobs and whose expected score's ρ is not told apart
+    from the mean of the most samples (the paired interval of the difference covers zero)."""
+    rho = accuracy[accuracy["metric"] == "spearman"].set_index(["family", "design"])
+    most = mean_of(max(k for k in KS if k <= k_max))
+    out = []
+    for family in sorted(f for f, s in fallbacks.items() if s < 1.0):
+        row = rho.loc[(family, most)]
+        if row["delta_low"] <= 0 <= row["delta_high"]:
+            out.append(family)
+    return out
+
+
+def describe_designs(
+    accuracy: pd.DataFrame, costs: pd.DataFrame, fallbacks: pd.Series, k_max: int
+) -> str:
+    """The takeaway, computed: where one logprob call matches the mean of the most samples
+    (see ``matching_families``) and at what share of its cost."""
+    cost = costs.set_index(["family", "design"])["usd_per_1000_images"]
+    most = mean_of(max(k for k in KS if k <= k_max))
+    with_lp = sorted(f for f, s in fallbacks.items() if s < 1.0)
+    without = sorted(f for f, s in fallbacks.items() if s >= 1.0)
+    same = matching_families(accuracy, fallbacks, k_max)
+    if not with_lp:
+        parts = ["No family's model sent logprobs."]
+    else:
+        ratio = [cost[(f, EXPECTED)] / cost[(f, most)] for f in with_lp]
+        noun = "family" if len(with_lp) == 1 else "families"
+        parts = [
+            f"For {len(same)} of the {len(with_lp)} {noun} whose model sent logprobs, the "
+            f"expected score of one call ranks images as well as the {most} samples (the "
+            f"paired interval of the ρ difference covers zero), at {_span(ratio)} of their "
+            "cost."
+        ]
+    if without:
+        parts.append(f"{', '.join(without)} sent none, so its one call is one sample.")
+    return " ".join(parts)
+
+
+def _span(values: list[float]) -> str:
+    """``values`` as one percentage, or the range they span."""
+    lo, hi = f"{min(values):.0%}", f"{max(values):.0%}"
+    return lo if lo == hi else f"{lo} to {hi}"

@@ -1,0 +1,138 @@
+"""The score distribution a simulated judge samples from: its true log-probabilities.
+
+A rubric answer's score is drawn in two steps from the request's generator:
+``Family.perceive`` adds Gaussian noise of sd ``noise * T`` to each perceived dimension,
+then ``Family.to_scale`` draws an integer from the softmax of ``Family.score_logits`` at
+temperature ``T``. The impression ``z`` is the perceived dimension itself or, for an
+overall verdict, ``holistic_z``, which is linear in the dimensions; either way ``z`` is
+Gaussian, ``N(z0, s^2)``, with ``z0`` the verdict on the noise-free perception. The
+probability of score ``k``, over all of the judge's per-call randomness, is therefore the
+one-dimensional integral ``P(k) = E_z[softmax(logits(z) / T)_k]``.
+
+The integrand is smooth and bounded, and in standard-normal units its slope does not grow
+as ``T`` falls (``s`` shrinks with ``T`` as fast as the softmax sharpens), so the
+trapezoid rule on a fixed grid of ``NODES`` points over ``[-SPAN, SPAN]`` converges
+geometrically; its error is far below 1e-9 (``tests/test_sim_logprobs.py`` compares a grid
+four times finer). The sum runs in log space, so an unlikely score keeps a finite
+log-probability, and through ``judgepanel_sim.portable`` in a fixed order, so the bytes
+are the same on every machine. No random number is drawn: the request's generator, and
+so its sampled answer, is untouched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from judgepanel_sim import portable as P
+from judgepanel_sim.judges.families import Family, IdentityMemo
+
+NODES = 161
+"""Grid points of the trapezoid rule (a step of 0.1 standard deviations)."""
+
+SPAN = 8.0
+"""Half-width of the grid in standard deviations (the Gaussian's mass beyond is ~1e-15)."""
+
+LOGPROB_FLOOR = -9999.0
+"""The log-probability reported for a score the judge cannot sample (temperature 0)."""
+
+_MEMO = IdentityMemo(8192)  # (family, features) x (digest, dimension, lo, hi, temperature)
+
+
+@dataclass(frozen=True)
+class ScoreMarginal:
+    """The log-probability of each integer score ``lo .. lo + len(logprobs) - 1``."""
+
+    lo: int
+    logprobs: tuple[float, ...]
+
+    @property
+    def hi(self) -> int:
+        return self.lo + len(self.logprobs) - 1
+
+    def logprob(self, score: int) -> float:
+        """``log P(score)``, ``LOGPROB_FLOOR`` at least (and outside the scale)."""
+        if not self.lo <= score <= self.hi:
+            return LOGPROB_FLOOR
+        return max(self.logprobs[score - self.lo], LOGPROB_FLOOR)
+
+    def probabilities(self) -> dict[int, float]:
+        """Score -> probability."""
+        return {self.lo + i: P.exp_scalar(lp) for i, lp in enumerate(self.logprobs)}
+
+    def top(self, n: int) -> list[tuple[int, float]]:
+        """The ``n`` most likely scores with their log-probabilities, most likely first
+        (ties: the lower score first)."""
+        ranked = sorted(range(len(self.logprobs)), key=lambda i: (-self.logprobs[i], i))
+        return [(self.lo + i, self.logprob(self.lo + i)) for i in ranked[:n]]
+
+
+@lru_cache(maxsize=4)
+def _grid(nodes: int = NODES) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes in standard-normal units and the log of their normalised weights."""
+    step = 2.0 * SPAN / (nodes - 1)
+    x = np.array([-SPAN + j * step for j in range(nodes)])
+    log_w = -0.5 * x * x
+    return x, log_w - P.log_scalar(P.sum_in_order(P.exp(log_w)))
+
+
+def _log_softmax(logits: list[float], temperature: float) -> np.ndarray:
+    a = np.array(logits)
+    a = (a - a.max()) / temperature
+    return a - P.log_scalar(P.sum_in_order(P.exp(a)))
+
+
+def score_marginal(
+    family: Family,
+    features: Mapping[str, float],
+    digest: str,
+    dimension: str | None,
+    lo: int,
+    hi: int,
+    temperature: float,
+) -> ScoreMarginal:
+    """The distribution of the score ``family`` samples for one image and prompt.
+
+    Args:
+        family: the judge.
+        features: ``perception.features`` of the image.
+        digest: the image's content digest (fixes the judge's systematic error).
+        dimension: the rubric dimension asked for, or None for an overall verdict.
+        lo, hi: the answer scale.
+        temperature: the request's sampling temperature.
+    """
+    extra = (digest, dimension, lo, hi, temperature)
+    memo = _MEMO.get((family, features), extra)
+    if memo is None:
+        memo = _marginal(family, features, digest, dimension, lo, hi, temperature)
+        _MEMO.put((family, features), extra, memo)
+    return memo
+
+
+def _marginal(
+    family: Family,
+    features: Mapping[str, float],
+    digest: str,
+    dimension: str | None,
+    lo: int,
+    hi: int,
+    temperature: float,
+    nodes: int = NODES,
+) -> ScoreMarginal:
+    if hi <= lo:
+        return ScoreMarginal(lo, (0.0,))
+    z0, sd = family.impression(features, digest, dimension, temperature)
+    if temperature <= 0:
+        logits = family.score_logits(z0, lo, hi)
+        best = logits.index(max(logits))
+        return ScoreMarginal(lo, tuple(0.0 if i == best else -math.inf for i in range(len(logits))))
+    x, log_w = _grid(nodes)
+    rows = [_log_softmax(family.score_logits(z0 + sd * float(v), lo, hi), temperature) for v in x]
+    terms = np.stack(rows) + log_w[:, None]  # (node, score): log weight + log p
+    top = terms.max(axis=0)
+    mass = P.matvec(P.exp(terms - top).T, np.ones(nodes))  # per score, node by node in order
+    return ScoreMarginal(lo, tuple(float(v) for v in top + P.log(mass)))

@@ -1,0 +1,196 @@
+"""``prompt_mode: logprob``: one call per image, family and prompt, read from its logprobs.
+
+The reader is tested on hand-written choices (where the score token is, renormalising over
+valid scores, each fallback), then a plan is scored against the simulated server: the
+stored value is the expected score of the judge's own distribution, a model that sends no
+logprobs falls back to its sampled answer, and the summary says how often.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_client import PRICES, make_images
+
+from judgepanel.core.calls import CallKey, CallSpec
+from judgepanel.core.client import ClientOptions, run_calls
+from judgepanel.core.client.answers import read_choices
+from judgepanel.core.client.body import request_body
+from judgepanel.core.config import Price, ScoringDesign
+from judgepanel.core.parameters import StudyParameters
+from judgepanel.core.score_logprobs import LogprobScoring, score_token
+from judgepanel.core.store import Store
+from judgepanel.studies.fusion.logprob import logprob_summary
+from judgepanel.studies.fusion.parameters import FusionParameters
+from judgepanel.studies.fusion.plan import LOGPROB_KINDS, logprob_scoring, plan_images
+from judgepanel_sim.judges import inprocess
+from judgepanel_sim.judges.protocol import parse_chat
+from judgepanel_sim.judges.server import score_marginal, sim_request
+
+ANSWER = '{"score": 7, "reason": "Crisp focus."}'
+SPLIT = ["{", '"', "score", '"', ":", " 7", ",", ' "', "reason", '":', ' "Crisp focus."}']
+
+
+def _choice(alts: dict[str, float], tokens: list[str] = SPLIT) -> dict:
+    """A ``logprobs`` object whose score token (" 7") has alternatives ``alts``."""
+    content = []
+    for tok in tokens:
+        entry = {"token": tok, "logprob": -0.01, "top_logprobs": []}
+        if tok.strip() == "7":
+            entry["logprob"] = math.log(alts.get(tok, 1e-9))
+            entry["top_logprobs"] = [{"token": t, "logprob": math.log(p)} for t, p in alts.items()]
+        content.append(entry)
+    return {"content": content}
+
+
+def test_the_expected_score_of_the_valid_scores():
+    read = LogprobScoring(mode="processed")
+    rec = read(ANSWER, _choice({" 7": 0.5, " 8": 0.2, "8": 0.1, " seven": 0.1, " 11": 0.05}))
+    assert rec["source"] == "logprobs" and rec["fallback"] == ""
+    assert rec["valid_mass"] == pytest.approx(0.8)  # " seven" and 11 are not valid scores
+    assert rec["distribution"] == pytest.approx({"7": 0.5 / 0.8, "8": 0.3 / 0.8})
+    assert rec["score"] == pytest.approx(7 + 0.3 / 0.8)
+    assert rec["sampled"] == 7 and rec["logprobs_mode"] == "processed"
+
+
+def test_fallbacks_keep_the_sampled_score_and_say_why():
+    read = LogprobScoring(min_mass=0.5)
+    none = read(ANSWER, None)
+    assert (none["score"], none["source"], none["fallback"]) == (7, "sample", "no logprobs")
+    low = read(ANSWER, _choice({" 7": 0.3, " The": 0.6}))
+    assert low["source"] == "sample" and low["fallback"] == "valid mass 0.300 below 0.5"
+    assert low["score"] == 7 and low["valid_mass"] == pytest.approx(0.3)
+
+
+def test_a_score_split_over_tokens_falls_back():
+    text = '{"score": 10, "reason": "Crisp focus."}'
+    toks = ["{", '"', "score", '":', " 1", "0", ",", ' "', "reason", '":', ' "Crisp focus."}']
+    choice = _choice({}, toks)
+    choice["content"][4]["top_logprobs"] = [{"token": " 1", "logprob": -0.1}]
+    rec = LogprobScoring()(text, choice)
+    assert (rec["score"], rec["fallback"]) == (10, "score split over tokens")
+
+
+def test_the_score_token_is_found_where_the_score_value_starts():
+    text = '{"score": 7, "reason": "7 of 10"}'
+    toks = ["{", '"', "score", '":', " 7", ",", ' "', "reason", '":', ' "', "7", " of", " 10", '"}']
+    found = score_token(text, _choice({" 7": 0.9}, toks), 7, 1, 10)
+    assert found is not None and found["token"] == " 7"
+    # tokens that do not spell the text: the first that reads as the sampled score
+    found = score_token(text, _choice({"7": 0.9}, ["x", "7"]), 7, 1, 10)
+    assert found is not None and found["token"] == "7"
+
+
+def test_request_extras_and_choice_logprobs_reach_the_client():
+    key = CallKey("eva", "im0", "aurora", "sim-aurora-v1", "holistic", "", 0, 0.3, "", "")
+    spec = CallSpec(key, list, str, extra_body=(("logprobs", True), ("model", "other")))
+    body = json.loads(request_body(spec, [], 5))
+    assert body["logprobs"] is True and body["model"] == "sim-aurora-v1"  # never replaced
+    lp = {"content": [{"token": "7", "logprob": 0.0}]}
+    (choice,) = read_choices({"choices": [{"message": {"content": "7"}, "logprobs": lp}]})
+    assert choice.logprobs == lp
+
+
+def test_logprob_mode_is_a_declared_parameter():
+    assert FusionParameters().prompt_mode == "sample"
+    assert logprob_scoring(FusionParameters().model_dump()) is None
+    got = logprob_scoring({"prompt_mode": "logprob", "logprobs_mode": "raw"})
+    assert got == LogprobScoring(mode="raw")
+    with pytest.raises(ValueError, match="logprobs"):
+        logprob_scoring({"prompt_mode": "logprobs"})  # misspelt: refused, not sampled
+    with pytest.raises(ValueError):
+        logprob_scoring({"prompt_mode": "logprob", "logprob_min_mass": 2})
+    assert issubclass(FusionParameters, StudyParameters)
+
+
+def test_a_logprob_plan_asks_each_prompt_once(tmp_path: Path):
+    images = make_images(tmp_path / "img", 2)
+    design = ScoringDesign(holistic_k=25, dimension_r=3, temperature=0.3)
+    fams = {"aurora": "sim-aurora-v1"}
+    sampled = plan_images(images, fams, design, dataset="eva")
+    once = plan_images(images, fams, design, dataset="eva", logprob=LogprobScoring())
+    assert len(sampled) == 2 * (25 + 5 * 3) and len(once) == 2 * (1 + 5)
+    assert {s.key.kind for s in once} == set(LOGPROB_KINDS.values())
+    assert all(s.key.repetition == 0 and dict(s.extra_body)["top_logprobs"] == 20 for s in once)
+    # the same prompts under the same key fields, the kind aside
+    first = {(s.key.item, s.key.dimension): s.key for s in sampled if s.key.repetition == 0}
+    for s in once:
+        twin = first[(s.key.item, s.key.dimension)]
+        assert s.key.prompt_hash == twin.prompt_hash and s.key.rubric_sha == twin.rubric_sha
+        assert LOGPROB_KINDS[twin.kind] == s.key.kind
+
+
+def test_logprob_scoring_against_the_simulator(sim_server, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
+    images = make_images(tmp_path / "img", 3)
+    families = {"aurora": "sim-aurora-v1", "ember": "sim-ember-v1"}  # ember sends none
+    design = ScoringDesign(holistic_k=25, dimension_r=3, temperature=0.3)
+    read = LogprobScoring(mode="processed")
+    specs = plan_images(images, families, design, dataset="eva", logprob=read)
+    prices = {**PRICES, "sim-ember-v1": Price(0.1, 0.4)}
+    options = ClientOptions(base_url=sim_server.base_url, progress=False)
+    with Store(tmp_path / "s.sqlite") as store:
+        summary = run_calls(specs, store, prices=prices, options=options)
+        assert summary.ok == len(specs) == 3 * 2 * 6
+        df = store.frame()
+        again = run_calls(specs, store, prices=prices, options=options)
+        assert (again.sent, again.skipped) == (0, len(specs))
+    by_key = {s.key.as_tuple(): s for s in specs}
+    for row in df.itertuples():
+        rec = json.loads(row.parsed)
+        spec = by_key[tuple(getattr(row, f) for f in CallKey.__dataclass_fields__)]
+        answer = inprocess.answer_text(spec)  # the sampled answer is what it always was
+        assert json.loads(row.answer)["score"] == json.loads(answer)["score"] == rec["sampled"]
+        if row.family == "ember":
+            assert (rec["source"], rec["fallback"]) == ("sample", "no logprobs")
+            assert row.value == rec["sampled"]
+            continue
+        req = sim_request(parse_chat(inprocess.request_body(spec)), 0)
+        probs = score_marginal(req).probabilities()
+        assert rec["source"] == "logprobs" and rec["valid_mass"] == pytest.approx(1.0)
+        assert row.value == pytest.approx(sum(k * p for k, p in probs.items()), abs=1e-9)
+        assert rec["logprobs_mode"] == "processed"
+    table = logprob_summary(df).set_index(["family", "kind"])
+    assert table.loc[("aurora", "holistic_logprob"), "fallbacks"] == 0
+    ember = table.loc[("ember", "dimension_logprob")]
+    assert (ember["calls"], ember["fallbacks"], ember["fallback_share"]) == (15, 15, 1.0)
+    assert ember["fallback_reasons"] == "no logprobs x15"
+
+
+def test_the_designs_compared_on_a_scored_store(sim_server, tmp_path: Path, monkeypatch):
+    from judgepanel.studies.fusion import logprob_designs as lpd
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
+    images = make_images(tmp_path / "img", 12)
+    families = {"aurora": "sim-aurora-v1", "ember": "sim-ember-v1"}
+    design = ScoringDesign(holistic_k=5, dimension_r=0, temperature=0.3)
+    specs = plan_images(images, families, design, dataset="eva", kinds=("holistic",))
+    specs += plan_images(
+        images, families, design, dataset="eva", kinds=("holistic",), logprob=LogprobScoring()
+    )
+    prices = {**PRICES, "sim-ember-v1": Price(0.1, 0.4)}
+    options = ClientOptions(base_url=sim_server.base_url, progress=False)
+    with Store(tmp_path / "s.sqlite") as store:
+        assert run_calls(specs, store, prices=prices, options=options).ok == len(specs)
+        calls = store.frame()
+    scores = lpd.design_scores(calls, 5, 0.3)
+    designs = ["one sample", "mean of 2", "mean of 5", lpd.EXPECTED]
+    assert sorted(set(scores["design"])) == sorted(designs)
+    assert (scores.groupby(["family", "design"]).size() == 12).all()
+    human = pd.Series(range(12), index=images["image_id"], dtype=float)  # any ranking will do
+    acc = lpd.design_accuracy(scores, human, n_resamples=200, seed=0)
+    assert len(acc) == 2 * 4 * 2
+    assert (acc["ci_low"] <= acc["estimate"]).all() and (acc["estimate"] <= acc["ci_high"]).all()
+    ref = acc[acc["design"] == lpd.EXPECTED]
+    assert ref["delta"].isna().all() and acc[acc["design"] != lpd.EXPECTED]["delta"].notna().all()
+    costs = lpd.design_costs(calls, scores).set_index(["family", "design"])
+    one, five = costs.loc[("aurora", "one sample")], costs.loc[("aurora", "mean of 5")]
+    assert five["usd_per_1000_images"] == pytest.approx(5 * one["usd_per_1000_images"])
+    shares = lpd.fallback_shares(calls)
+    assert shares.to_dict() == {"aurora": 0.0, "ember": 1.0}
+    text = lpd.describe_designs(acc, costs.reset_index(), shares, 5)
+    assert "of the 1 family whose model sent logprobs" in text and "ember sent none" in text
