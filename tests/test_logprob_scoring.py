@@ -194,3 +194,32 @@ def test_the_designs_compared_on_a_scored_store(sim_server, tmp_path: Path, monk
     assert shares.to_dict() == {"aurora": 0.0, "ember": 1.0}
     text = lpd.describe_designs(acc, costs.reset_index(), shares, 5)
     assert "of the 1 family whose model sent logprobs" in text and "ember sent none" in text
+
+
+def test_logprob_calls_sent_in_batches_store_what_they_store_online(
+    sim_server, tmp_path: Path, monkeypatch
+):
+    """The demo scores its logprob run through the batch API: its lines carry the extra
+    fields, and the answers are read with their logprobs as online."""
+    from judgepanel.core.batch import BatchOptions, run_batches
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
+    images = make_images(tmp_path / "img", 2)
+    families = {"aurora": "sim-aurora-v1", "ember": "sim-ember-v1"}
+    design = ScoringDesign(holistic_k=5, dimension_r=1, temperature=0.3)
+    specs = plan_images(images, families, design, dataset="eva", logprob=LogprobScoring())
+    prices = {**PRICES, "sim-ember-v1": Price(0.1, 0.4)}
+    options = ClientOptions(base_url=sim_server.base_url, progress=False)
+    columns = ["item", "family", "kind", "dimension", "value", "parsed", "answer", "status"]
+    with Store(tmp_path / "online.sqlite") as store:
+        run_calls(specs, store, prices=prices, options=options)
+        online = store.frame(columns=columns)
+    with Store(tmp_path / "batch.sqlite") as store:
+        summary = run_batches(
+            specs, store, prices=prices, options=options, batch=BatchOptions(poll_s=0.05)
+        )
+        assert summary.ok == len(specs) and summary.failed == 0
+        batched = store.frame(columns=columns)
+    pd.testing.assert_frame_equal(online, batched)
+    sources = {json.loads(p)["source"] for p in batched["parsed"]}
+    assert sources == {"logprobs", "sample"}  # ember sends none, aurora does
