@@ -458,6 +458,10 @@ class BatchRun:
                 "no batch price for " + ", ".join(self.no_batch_price) + ": charged at the "
                 "online price (add batch_discount under `prices:`)"
             )
+        if self.options.samples_per_request > 1:
+            self.t.notes.append(
+                "batch lines draw one sample each: samples_per_request applies online only"
+            )
         if self.t.resumed:
             self.t.notes.append(f"{self.t.resumed} batches of an earlier command picked up")
         open_now = self.store.batched()
