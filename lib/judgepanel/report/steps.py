@@ -181,6 +181,18 @@ def score_and_release(
     _score_in_lanes(config, steps, last, pool, timings, lanes, spent)
 
 
+def _slots_taken(running: list[Run]) -> int:
+    """The cores that scoring ``running`` keeps busy: one per online run (its client), but
+    one in all for runs sent as batches, whose clients only poll while the endpoint (the
+    simulator, on this machine) answers their lines."""
+    online = sum(not _batched(run) for run in running)
+    return online + (1 if len(running) > online else 0)
+
+
+def _batched(run: Run) -> bool:
+    return run.batch if run.batch is not None else run.profile.batch
+
+
 def _score_in_lanes(
     config: Config,
     steps: list[Run],
@@ -213,7 +225,7 @@ def _score_in_lanes(
                 )
                 running[future] = (run, timings.now(), ceiling)
                 pending.remove(run)
-            pool.scoring(len(running))
+            pool.scoring(_slots_taken([r for r, _, _ in running.values()]))
             if not running:
                 break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
