@@ -397,3 +397,7 @@ def test_a_fit_refuses_a_design_its_answers_do_not_have() -> None:
     assert model.meta["calls"] == [["a", "dimension", d, 2] for d in DIMENSIONS] + [
         ["b", "dimension", d, 2] for d in DIMENSIONS
     ]
+    # more stored repetitions than the design's (another run at the same temperature, as
+    # the quick report's temperature grid adds) are no reason to refuse
+    fit_arm(ARMS["P_gb"], scores, y, {"a": "ma", "b": "mb"}, k=5, r=1, temperature=0.3,
+            n_resamples=50, seed=0)  # fmt: skip

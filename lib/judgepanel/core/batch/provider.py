@@ -464,10 +464,12 @@ class BatchRun:
             )
         if self.t.resumed:
             self.t.notes.append(f"{self.t.resumed} batches of an earlier command picked up")
-        open_now = self.store.batched()
-        if open_now.calls:
+        # only this plan's: other runs may be sending batches of other datasets meanwhile
+        datasets = {s.key.dataset for s in self.by_id.values()}
+        open_now = sum(len(self.store.batched_digests(ds)) for ds in datasets)
+        if open_now:
             self.t.notes.append(
-                f"{open_now.calls} calls are in batches still running; run the same command "
+                f"{open_now} calls are in batches still running; run the same command "
                 "again to collect them"
             )
         left = len(self._pending())
