@@ -364,11 +364,12 @@ def test_batches_in_flight_are_shown_and_never_sent_online_too(
     assert len(ledger_lines(ledger)) == 64
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(1800)  # builds the small project when it runs first
 def test_every_study_stores_the_same_answers_through_batches(
     small_project, sim_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The small project (EVA, PARA, VAB sets, VisionQ composites) scored again through
+    """The small project (EVA, PARA, logprob calls, VAB sets, VisionQ composites) scored
+    again through
     the batch API stores every answer the online scoring stored, value for value: the
     analyses read nothing else, so only the cost columns of their tables can differ."""
     from judgepanel.core.config import load_config
@@ -381,11 +382,11 @@ def test_every_study_stores_the_same_answers_through_batches(
     rf.write_text(yaml.safe_dump(runs, sort_keys=False))
     assert load_config(rf).run("test-eva").profile.batch
     monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
-    for run in ("test-eva", "test-para", "test-vab", "test-visionq"):
+    for run in ("test-eva", "test-para", "test-logprob", "test-vab", "test-visionq"):
         summary = score_run(run, runs_file=rf, base_url=sim_server.base_url, progress=False)
         assert summary.failed == 0 and summary.sent == summary.planned, summary
     online, batched = answers(small_project.store), answers(store)
-    assert set(online["dataset"]) == {"eva", "para", "vab", "visionq"}
+    assert set(online["dataset"]) == {"eva", "para", "eva-logprob", "vab", "visionq"}
     pd.testing.assert_frame_equal(online, batched)
     with Store(small_project.store, readonly=True) as a, Store(store, readonly=True) as b:
         assert b.spend() == pytest.approx(a.spend() / 2, rel=1e-6)  # half price, same tokens
