@@ -369,9 +369,9 @@ def test_every_study_stores_the_same_answers_through_batches(
     small_project, sim_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The small project (EVA, PARA, logprob calls, VAB sets, VisionQ composites) scored
-    again through
-    the batch API stores every answer the online scoring stored, value for value: the
-    analyses read nothing else, so only the cost columns of their tables can differ."""
+    again through the batch API stores every answer the online scoring stored, value for
+    value: the analyses read nothing else, so only the cost columns of their tables can
+    differ."""
     from judgepanel.core.config import load_config
     from judgepanel.studies import score_run
 
