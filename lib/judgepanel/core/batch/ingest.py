@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from judgepanel.core.batch.lines import custom_id
 from judgepanel.core.batch.records import BatchBook, Chunk, LineRecord
 from judgepanel.core.batch.results import ResultFileError, ResultLine, outcome, read_result_lines
 from judgepanel.core.budget import CallBound, RequestShape
@@ -98,8 +99,6 @@ def ingest_chunk(
     """
     book = BatchBook(store)
     records: dict[str, LineRecord] = {rec.custom_id: rec for rec in book.lines(chunk.chunk)}
-    from judgepanel.core.batch.lines import custom_id
-
     history = reask_history(store, [specs[c] for c in records], custom_id)
     latency = max(0.0, time.time() - chunk.created)
     got = Ingested()

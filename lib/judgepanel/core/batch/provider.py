@@ -46,6 +46,8 @@ from judgepanel.core.batch.records import BatchBook, Chunk
 from judgepanel.core.budget import Budget
 from judgepanel.core.calls import CallSpec, key_digest
 from judgepanel.core.client.answers import reask_seed
+from judgepanel.core.client.body import request_body
+from judgepanel.core.client.entry import _unique_plan
 from judgepanel.core.client.options import ClientOptions
 from judgepanel.core.client.outcome import ClientError, RunSummary
 from judgepanel.core.client.secrets import BASE_URL_ENV, api_key_from_env, scrub
@@ -257,8 +259,6 @@ class BatchRun:
 
     def _rebuild(self, chunk: Chunk) -> bytes:
         """A planned chunk's file, built again from the plan (same lines, same seeds)."""
-        from judgepanel.core.client.body import request_body
-
         out = []
         for rec in self.book.lines(chunk.chunk):
             spec = self._spec(rec.custom_id, chunk)
@@ -512,8 +512,6 @@ def run_batches(
         ClientError: no API key, no price for a planned model, duplicate keys, or an open
             chunk of another plan.
     """
-    from judgepanel.core.client.entry import _unique_plan
-
     options = options or ClientOptions()
     batch = batch or BatchOptions()
     plan = _unique_plan(specs)
