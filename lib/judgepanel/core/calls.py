@@ -1,9 +1,10 @@
 """What one judge call is: the key that names its answer, and how to build and read it.
 
 Every study (rubric scoring, VAB set comparison, VisionQ composites) plans its work as a
-list of :class:`CallSpec`. The client sends them, the store checkpoints them by
-:class:`CallKey`, and the analyses read them back. Messages are built lazily, at send time,
-so that a plan of 100,000 calls does not hold 100,000 base64 images in memory.
+list of :class:`CallSpec`, each made by :func:`make_spec` (the one place a call's seed is
+derived). The client sends them, the store checkpoints them by :class:`CallKey`, and the
+analyses read them back. Messages are built lazily, at send time, so that a plan of
+100,000 calls does not hold 100,000 base64 images in memory.
 """
 
 from __future__ import annotations
@@ -131,3 +132,60 @@ def seed_from_key(key: CallKey) -> int:
     """A 31-bit sampling seed derived from every key field, so each repetition differs."""
     blob = "\x1f".join(str(v) for v in key.as_tuple()).encode("utf-8")
     return int.from_bytes(hashlib.sha256(blob).digest()[:4], "big") & 0x7FFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSpec:
+    """One prompt about one item before it is asked: the :class:`CallSpec` fields that do
+    not depend on who is asked or which repetition it is.
+
+    A planner builds these once per item and crosses them with its families and
+    repetitions through :func:`make_spec`; ``kind`` is the kind stored in the key (e.g. a
+    logprob kind).
+    """
+
+    dataset: str
+    item: str
+    kind: str
+    prompt_hash: str
+    build: Callable[[], list[Message]]
+    parse: Callable[[str], Any]
+    max_tokens: int
+    temperature: float
+    dimension: str = ""
+    rubric_sha: str = ""
+    n_images: int = 1
+    text_chars: int = 0
+    extra_body: tuple[tuple[str, Any], ...] = ()
+    parse_choice: Callable[[str, Any], Any] | None = None
+
+
+def make_spec(prompt: PromptSpec, *, family: str, model: str, repetition: int) -> CallSpec:
+    """The call asking ``prompt`` of ``family`` (served as ``model``), repetition ``repetition``.
+
+    Every planner builds its calls here, so that the sampling seed is derived from the
+    key (:func:`seed_from_key`) in this one place and cannot drift between studies.
+    """
+    key = CallKey(
+        dataset=prompt.dataset,
+        item=prompt.item,
+        family=family,
+        model=model,
+        kind=prompt.kind,
+        dimension=prompt.dimension,
+        repetition=repetition,
+        temperature=float(prompt.temperature),
+        rubric_sha=prompt.rubric_sha,
+        prompt_hash=prompt.prompt_hash,
+    )
+    return CallSpec(
+        key=key,
+        build=prompt.build,
+        parse=prompt.parse,
+        max_tokens=prompt.max_tokens,
+        seed=seed_from_key(key),
+        n_images=prompt.n_images,
+        text_chars=prompt.text_chars,
+        extra_body=prompt.extra_body,
+        parse_choice=prompt.parse_choice,
+    )

@@ -4,11 +4,14 @@ The request is one composite image with lettered panels, or one image per choice
 question of the form "Which method demonstrates better <criterion>?". The handler sees
 only that request:
 
-0. **How many choices.** The question's own option list, i.e. the letters in the user's
-   text ("(A), (B), (C)"), never letters a system prompt lists for every question (the
-   official harness's system prompt always names (A) to (D)). Without letters in the
-   user text, the number of tiles read from the composite, or the number of images.
-   With one image per choice (the harness's per-image mode), each image is a panel.
+0. **How many choices.** The choices the user's text states, in whatever wording
+   (:func:`read_choices`: "(A), (B), (C)", "A, B or C", "Options: A-C", "one of A/B/C",
+   "panels labelled A to D", "A) ... B) ..."; with several statements, the smallest set,
+   so that the answer lies in every one), never letters a system prompt lists for every
+   question (the official harness's system prompt always names (A) to (D)): a system
+   statement only caps the fallback. Without a statement in the user text, the number of
+   tiles read from the composite, or the number of images. With one image per choice
+   (the harness's per-image mode), each image is a panel.
 1. **Panels from pixels.** The gutter colour is read from the image's corner; rows and
    columns made (almost) entirely of it split the composite into bands. Short row bands
    of mostly one flat colour (a label on a plain strip, dark on light or light on dark)
@@ -35,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
@@ -114,15 +118,85 @@ def read_question(text: str) -> tuple[str, int] | None:
     return m.group("criterion").strip().rstrip(".").strip(), (n if n >= 2 else 0)
 
 
+_TOKEN = r"(?<![\w(])\(?[A-H]\)?(?![\w)])"
+"""One choice letter standing alone, bare or in parentheses: "A", "(A)"."""
+_RANGE = re.compile(
+    rf"(?P<first>{_TOKEN})\s*(?:-|–|—|\.\.\.?|…|\bto\b|\bthrough\b|\bthru\b)\s*(?P<last>{_TOKEN})"
+)
+_SEP = r"\s*(?:,\s*(?:or|and)\b|,|/|\||;|\bor\b|\band\b|\bvs\.?|\bversus\b)\s*"
+_LIST = re.compile(rf"{_TOKEN}(?:{_SEP}{_TOKEN})+")
+_OPTION = re.compile(
+    r"(?:^|(?<=\s))(?:\[([A-H])\]|([A-H])\))(?=\s)|^[ \t]*([A-H])[.:](?=[ \t]+\S)", re.M
+)
+"""An option label: "[A]" or "A)" before a space, or "A." / "A:" opening a line."""
+_COUNT_WORDS = {
+    w: i for i, w in enumerate(("two", "three", "four", "five", "six", "seven", "eight"), 2)
+}
+_COUNT = re.compile(
+    r"\b(?P<n>[2-8]|two|three|four|five|six|seven|eight)\s+(?:[a-z-]+\s+)?"
+    r"(?:panels|options|choices|candidates|tiles|methods|images|outputs|results|alternatives)\b",
+    re.I,
+)
+
+
+def _letter_run(letters: set[str]) -> int:
+    """Length of the run A, B, C, ... in ``letters``; 0 when shorter than two."""
+    n = 0
+    while n < len(LETTERS) and LETTERS[n] in letters:
+        n += 1
+    return n if n >= 2 else 0
+
+
+@lru_cache(maxsize=512)
+def read_choices(text: str) -> int:
+    """How many lettered choices ``text`` states, or 0 when it states none.
+
+    Readings, each of a set A, B, ... of at least two letters: the run of "(A)", "(B)",
+    ... labels; other option labels ("A)", "[A]", a line opening "A." or "A:"); ranges
+    ("A-C", "(A) to (D)", "A through C"); lists ("A, B or C", "A/B/C", "A or B"). A list
+    or range counts only when it runs from A without a gap. Several readings give the
+    smallest, the set every statement allows. Without letters, a count of panels,
+    options, methods, ... ("three panels", "3 candidate tiles"), the smallest again.
+    """
+    found = [_letter_run(set(_LABEL.findall(text)))]
+    found.append(_letter_run({"".join(g) for g in _OPTION.findall(text)}))
+    for m in _RANGE.finditer(text):
+        first, last = m.group("first").strip("()"), m.group("last").strip("()")
+        if first == "A" and last > "A":
+            found.append(LETTERS.index(last) + 1)
+    for m in _LIST.finditer(text):
+        letters = re.findall(r"[A-H]", re.sub(_SEP, " ", m.group(0)))
+        if letters == list(LETTERS[: len(letters)]):
+            found.append(len(letters))
+    stated = [n for n in found if n >= 2]
+    if stated:
+        return min(stated)
+    counts = [
+        int(m.group("n")) if m.group("n").isdigit() else _COUNT_WORDS[m.group("n").lower()]
+        for m in _COUNT.finditer(text)
+    ]
+    return min(counts) if counts else 0
+
+
 def _question(req: SimRequest) -> tuple[str, int] | None:
-    """The criterion and the question's own option count (user text first, so that a
-    system prompt listing every letter never sets the count)."""
+    """The criterion and the question's own "(A)" label count (user text first, so that a
+    system prompt listing every letter never sets the count). What matches a request, and
+    the malformed answers, rest on this count; :func:`_stated` gives the answer's."""
     parsed = read_question(req.user_text) or read_question(req.text)
     if parsed is None:
         return None
     criterion, _ = parsed
     _, n = read_question(req.user_text) or (criterion, 0)
     return criterion, n
+
+
+def _stated(req: SimRequest) -> tuple[int, int]:
+    """(choices the user's text states or 0, cap on a count read from the pixels or 0).
+
+    The cap is what a system message states: it may list letters for every question (the
+    official harness names (A) to (D)), so it never sets the count, only bounds it.
+    """
+    return read_choices(req.user_text), read_choices(req.system_text)
 
 
 def criterion_cues(criterion: str) -> dict[str, float] | None:
@@ -269,6 +343,11 @@ def _perceived(
     return out
 
 
+def _capped(count: int, cap: int) -> int:
+    """``count`` bounded by ``cap`` (0: no bound)."""
+    return min(count, cap) if cap else count
+
+
 class VisionQHandler:
     """Answers lettered-composite questions that name a visual criterion."""
 
@@ -281,14 +360,20 @@ class VisionQHandler:
         n = parsed[1]
         return len(req.images) == 1 or len(req.images) == n or (n == 0 and len(req.images) >= 2)
 
-    def _panels(self, req: SimRequest, n: int) -> tuple[list[tuple[dict, str]] | None, int]:
-        """(features and digest of each panel, or None when they cannot be read; count)."""
+    def _panels(
+        self, req: SimRequest, n: int, cap: int = 0
+    ) -> tuple[list[tuple[dict, str]] | None, int]:
+        """(features and digest of each panel, or None when they cannot be read; count).
+
+        ``n`` is the stated number of choices (0: none stated, count the images or tiles,
+        at most ``cap`` when that is not 0).
+        """
         if len(req.images) > 1:  # one image per choice
-            views = req.images[: n or len(req.images)]
+            views = req.images[: n or _capped(len(req.images), cap)]
             return [(v.features, v.digest) for v in views], len(views)
         image = req.images[0]
         tiles = image.derived("visionq-tiles", _tiles)
-        n = n or len(tiles)
+        n = n or _capped(len(tiles), cap)
         usable = n >= 2 and len(tiles) >= n
         usable = usable and all(
             r - x >= MIN_TILE and b - y >= MIN_TILE for (x, y, r, b), _ in tiles[:n]
@@ -301,8 +386,8 @@ class VisionQHandler:
         """(chosen slot, number of letters, criterion phrase)."""
         parsed = _question(req)
         assert parsed is not None
-        criterion, n = parsed
-        panels, n = self._panels(req, n)
+        criterion, _ = parsed
+        panels, n = self._panels(req, *_stated(req))
         if panels is None:
             # The grid cannot be read: the judge guesses, still drawn to the last letter.
             utilities = [0.0] * n

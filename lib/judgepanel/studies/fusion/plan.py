@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
-from judgepanel.core.calls import CallKey, CallSpec, seed_from_key
+from judgepanel.core.calls import CallSpec, PromptSpec, make_spec
 from judgepanel.core.client import cached_data_url
 from judgepanel.core.config import DatasetRef, ScoringDesign
 from judgepanel.core.frames import scored_dataset
@@ -155,39 +155,36 @@ def plan_images(
             stored, reps = LOGPROB_KINDS[kind], min(reps, 1)
         prompts.append((kind, stored, dim, reps, rubric.prompt_hash(kind, dim), chars))
     temperature = float(design.temperature)
+    extra = {"extra_body": LOGPROB_BODY, "parse_choice": logprob}
     specs: list[CallSpec] = []
     for image_id, source in zip(ids, sources, strict=True):
+        asked = [
+            (
+                kind,
+                reps,
+                PromptSpec(
+                    dataset=dataset,
+                    item=image_id,
+                    kind=stored,
+                    prompt_hash=phash,
+                    build=partial(builder, rubric, kind, dim, source),
+                    parse=parse_score,
+                    max_tokens=SCORE_MAX_TOKENS,
+                    temperature=temperature,
+                    dimension=dim,
+                    rubric_sha=rubric.sha_of(kind),
+                    text_chars=chars,
+                    **(extra if stored != kind else {}),
+                ),
+            )
+            for kind, stored, dim, reps, phash, chars in prompts
+        ]
         for family, model in families.items():
-            for kind, stored, dim, reps, phash, chars in prompts:
+            for kind, reps, prompt in asked:
                 if kind in only and family not in only[kind]:
                     continue
-                build = partial(builder, rubric, kind, dim, source)
-                extra = {"extra_body": LOGPROB_BODY, "parse_choice": logprob}
                 for rep in range(reps):
-                    key = CallKey(
-                        dataset=dataset,
-                        item=image_id,
-                        family=family,
-                        model=model,
-                        kind=stored,
-                        dimension=dim,
-                        repetition=rep,
-                        temperature=temperature,
-                        rubric_sha=rubric.sha_of(kind),
-                        prompt_hash=phash,
-                    )
-                    specs.append(
-                        CallSpec(
-                            key=key,
-                            build=build,
-                            parse=parse_score,
-                            max_tokens=SCORE_MAX_TOKENS,
-                            seed=seed_from_key(key),
-                            n_images=1,
-                            text_chars=chars,
-                            **(extra if stored != kind else {}),
-                        )
-                    )
+                    specs.append(make_spec(prompt, family=family, model=model, repetition=rep))
     return specs
 
 

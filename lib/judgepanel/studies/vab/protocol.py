@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgepanel.core.calls import CallKey, CallSpec, seed_from_key
+from judgepanel.core.calls import CallSpec, PromptSpec, make_spec
 from judgepanel.core.prompts import bytes_data_url, messages_hash
 from judgepanel.datasets.vab import image_mime
 from judgepanel.studies.vab.metrics import PRED_COLUMNS, gold_table
@@ -235,48 +235,29 @@ def plan_calls(
         k = len(labels)
         orders = task_orders(k, task.task_id, seed=seed, n_orders=n_orders, balanced=balanced)
         # The prompts of a task, built once and asked of every family.
-        prompts = []
+        prompts: list[tuple[int, PromptSpec]] = []
         for kind in kinds:
             if kind == "vab_tb1" and k == 2:
                 continue
             header, instruction = prompt_text(kind, k)
             text_chars = len(header) + len(instruction) + k * len("Image A:")
             for rep, order in enumerate(orders):
-                prompts.append(
-                    (
-                        kind,
-                        rep,
-                        prompt_hash(kind, order, labels),
-                        _builder(kind, order, labels, images),
-                        _parser(kind, order, labels),
-                        text_chars,
-                    )
-                )
-        for family, model in families.items():
-            for kind, rep, phash, build, parse, text_chars in prompts:
-                key = CallKey(
+                prompt = PromptSpec(
                     dataset=dataset,
                     item=task.task_id,
-                    family=family,
-                    model=model,
                     kind=kind,
-                    dimension="",
-                    repetition=rep,
-                    temperature=float(temperature),
-                    rubric_sha="",
-                    prompt_hash=phash,
+                    prompt_hash=prompt_hash(kind, order, labels),
+                    build=_builder(kind, order, labels, images),
+                    parse=_parser(kind, order, labels),
+                    max_tokens=MAX_TOKENS,
+                    temperature=temperature,
+                    n_images=k,
+                    text_chars=text_chars,
                 )
-                specs.append(
-                    CallSpec(
-                        key=key,
-                        build=build,
-                        parse=parse,
-                        max_tokens=MAX_TOKENS,
-                        seed=seed_from_key(key),
-                        n_images=k,
-                        text_chars=text_chars,
-                    )
-                )
+                prompts.append((rep, prompt))
+        for family, model in families.items():
+            for rep, prompt in prompts:
+                specs.append(make_spec(prompt, family=family, model=model, repetition=rep))
     return specs
 
 

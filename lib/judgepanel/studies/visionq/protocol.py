@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgepanel.core.calls import CallKey, CallSpec, Message, seed_from_key
+from judgepanel.core.calls import CallSpec, Message, PromptSpec, make_spec
 from judgepanel.core.prompts import bytes_data_url, messages_hash
 from judgepanel.studies.visionq.cache import CompositeCache, file_identity
 from judgepanel.studies.visionq.composite import composite_png
@@ -162,28 +162,17 @@ def plan_calls(
             identity = "<composite:" + "|".join(rel[i] for i in order) + ">"
             phash = messages_hash(visionq_messages(text, identity))
             shown_files = tuple(files[i] for i in order)
+            prompt = PromptSpec(
+                dataset=dataset,
+                item=q.id,
+                kind=KIND,
+                prompt_hash=phash,
+                build=_builder(text, q.id, r, shown_files, cache),
+                parse=_parser(n, r),
+                max_tokens=MAX_TOKENS,
+                temperature=temperature,
+                text_chars=len(text),
+            )
             for family, model in families.items():
-                key = CallKey(
-                    dataset=dataset,
-                    item=q.id,
-                    family=family,
-                    model=model,
-                    kind=KIND,
-                    dimension="",
-                    repetition=r,
-                    temperature=float(temperature),
-                    rubric_sha="",
-                    prompt_hash=phash,
-                )
-                specs.append(
-                    CallSpec(
-                        key=key,
-                        build=_builder(text, q.id, r, shown_files, cache),
-                        parse=_parser(n, r),
-                        max_tokens=MAX_TOKENS,
-                        seed=seed_from_key(key),
-                        n_images=1,
-                        text_chars=len(text),
-                    )
-                )
+                specs.append(make_spec(prompt, family=family, model=model, repetition=r))
     return specs
