@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgepanel.core.config import ScoringDesign
-from judgepanel.core.coverage import coverage
+from judgepanel.core.coverage import coverage, outside_plan
 from judgepanel.core.store import CallResult, Store
 from judgepanel.studies.fusion.plan import plan_images
 
@@ -50,6 +50,11 @@ def test_counts_planned_keys_only(tmp_path: Path) -> None:
     assert (cov.loc[("aurora", "dimension"), ["planned", "ok", "missing"]] == [10, 0, 10]).all()
     assert int(cov["planned"].sum()) == len(specs)
     assert (cov["missing"] >= 0).all() and (cov["ok_share"] <= 1).all()
+    # the four rows of another design are what the cost counts beyond the plan
+    extra = outside_plan(calls, specs)
+    assert int(extra["calls"].sum()) == 4
+    assert extra.loc[extra["temperature"] == 0.7, "calls"].tolist() == [1]
+    assert outside_plan(calls[calls["temperature"] == 0.3].iloc[:0], specs).empty
 
 
 def test_empty_store_is_all_missing(tmp_path: Path) -> None:

@@ -191,3 +191,16 @@ def test_between_dataset_share():
     assert headroom.between_dataset_share(df, "x") == pytest.approx(1.0)
     assert headroom.between_dataset_share(df, "z") == pytest.approx(0.0)
     assert np.isnan(headroom.between_dataset_share(df.assign(x=2.0), "x"))
+
+
+def test_built_in_coupling_exposes_a_predictor_that_is_the_best_member() -> None:
+    trios = pd.DataFrame(
+        {
+            "dataset": ["a"] * 4 + ["b"] * 4,
+            "best_member_rho": [0.2, 0.3, 0.4, 0.5, 0.3, 0.3, 0.3, 0.3],
+            "headroom": [0.8, 0.7, 0.6, 0.5, 0.1, 0.2, 0.3, 0.4],
+        }
+    )
+    out = headroom.built_in_coupling(trios).set_index("dataset")
+    assert out.loc["a", "rho"] == pytest.approx(-1.0)
+    assert np.isnan(out.loc["b", "rho"]) and out.loc["b", "n"] == 4

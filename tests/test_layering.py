@@ -37,7 +37,12 @@ LAYERS = {
         "judgepanel.datasets",
         "judgepanel.studies",
     },
-    "judgepanel.report": {"judgepanel.core", "judgepanel.report", "judgepanel.studies"},
+    "judgepanel.report": {
+        "judgepanel.core",
+        "judgepanel.report",
+        "judgepanel.stats",
+        "judgepanel.studies",
+    },
 }
 NOT_FOR_ANALYSIS = ("judgepanel.core.client", "judgepanel.core.store", "judgepanel.core.scoring")
 

@@ -58,6 +58,13 @@ def test_threshold_one_sided_cases():
     none_pay = recipe.derive_threshold([0.3, 0.4], [False, False])
     assert none_pay.threshold == np.inf and "no trio" in none_pay.method
     assert recipe.decide(0.9, none_pay).action == recipe.SINGLE
+    # a rule that equals a constant says so, and its open band is written in words
+    assert none_pay.constant and not recipe.derive_threshold([0.3, 0.4], [False, True]).constant
+    assert "the constant rule 'never a panel'" in none_pay.learnt
+    assert "0 of 2 retest trios paid" in none_pay.learnt
+    assert none_pay.band == "from 0.400 upward"
+    eva = recipe.decide(0.6, none_pay, (0.531, 0.692), dataset="eva")
+    assert eva.uncertain and "inf" not in eva.text and "never a panel" in eva.text
     with pytest.raises(ValueError):
         recipe.derive_threshold([0.1], [True, False])
 
@@ -73,6 +80,10 @@ def test_decide_panel_single_and_uncertainty():
     assert "contains the threshold" in straddle.text
     band = recipe.decide(0.30, rule, (0.28, 0.32))
     assert band.action == recipe.PANEL and not band.straddles and band.in_band
+    # the point lies outside the band, but its interval reaches into it: still uncertain
+    reach = recipe.decide(0.10, rule, (0.05, 0.16))
+    assert reach.action == recipe.SINGLE and reach.in_band and reach.uncertain
+    assert "reaches into the band" in reach.text and "[0.150, 0.350]" in reach.text
     with pytest.raises(ValueError, match="reversed"):
         recipe.decide(0.3, rule, (0.4, 0.35))
     # A percentile interval need not contain its estimate; the decision still stands.

@@ -114,7 +114,7 @@ def test_a_rule_fails_where_high_temperature_hurts():
     verdicts = res.verdicts().set_index("claim")["verdict"]
     assert verdicts["tolerates_high"] == "failed"
     # inverted keeps the confident dimensions at low temperature: it must win clearly
-    assert res.inverted_beats and verdicts["inverted_beats_differentiated"] == "held"
+    assert res.inverted_beats and verdicts["inverted_beats_differentiated"] == "supported"
 
 
 def test_no_confident_dimension_makes_the_first_claim_untestable():
@@ -172,3 +172,16 @@ def test_grid_means_keep_only_complete_images(small_project):
 def test_scored_dataset_is_the_base_of_the_subset():
     assert ScoringDesign(0, 3, 1.0).calls_per_image == 3 * len(DIMENSIONS)
     assert Path(RULE).parent.name == "prereg"
+
+
+def test_a_met_non_rejection_criterion_is_no_loss_detected_never_no_worse():
+    rule = tr.load_rule(RULE)
+    rule = tr.TemperatureRule(**{**rule.__dict__, "n_resamples": 300})
+    grid, y = _grid(seed=3)
+    grid[max(grid)] = grid[min(grid)].copy()  # high temperature scores equal to low ones
+    res = tr.evaluate_rule(grid, y, rule, dataset="toy")
+    verdicts = res.verdicts().set_index("claim")
+    assert res.tolerates_high
+    assert verdicts.loc["tolerates_high", "verdict"] == "no loss detected"
+    evidence = verdicts.loc["tolerates_high", "evidence"]
+    assert "allow losses down to" in evidence and "no worse" not in evidence

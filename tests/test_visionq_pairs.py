@@ -98,3 +98,18 @@ def test_the_command_writes_pairs_and_report(bench, tmp_path, capsys):
     assert "pairs from" in capsys.readouterr().out
     assert main(["visionq", "pairs", "--root", str(tmp_path / "nope"), "--out", str(out)]) == 1
     assert "nope" in capsys.readouterr().err
+
+
+def test_split_totals_count_distinct_papers_not_leaf_sums(bench):
+    questions = load_questions(bench)
+    pair_set = build_pairs(questions)
+    totals = pair_set.totals.set_index("split")
+    by_split = pair_set.pairs.groupby("split")
+    for split, sub in by_split:
+        assert totals.loc[split, "pairs"] == len(sub)
+    assert totals["papers"].sum() == questions["paper_id"].nunique()
+    assert totals["questions"].sum() == questions["id"].nunique()
+    # the per-leaf report counts a paper once in every leaf it has questions in
+    leaf_sum = pair_set.report.groupby("split")["papers"].sum()
+    assert (leaf_sum >= totals["papers"]).all()
+    assert (leaf_sum > totals["papers"]).any(), "the fixture should have papers in two leaves"

@@ -855,8 +855,7 @@ def visionq_command(args: argparse.Namespace) -> int:
     except (ConfigError, DatasetError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    counts = pair_set.report.groupby("split")[["questions", "papers", "pairs"]].sum()
-    for split, row in counts.iterrows():
+    for split, row in pair_set.totals.set_index("split").iterrows():
         print(
             f"{split}: {row['pairs']} pairs from {row['questions']} questions of "
             f"{row['papers']} papers"

@@ -50,6 +50,25 @@ def coverage(calls: pd.DataFrame, plan: Sequence[CallSpec]) -> pd.DataFrame:
     return out
 
 
+def outside_plan(calls: pd.DataFrame, plan: Sequence[CallSpec]) -> pd.DataFrame:
+    """Stored calls whose key is not in ``plan``, counted by prompt kind and temperature.
+
+    The cost table counts every stored call of a dataset, coverage only the planned ones;
+    this names the difference (another run's temperature grid, extra repetitions, ...).
+
+    Returns:
+        Columns kind, temperature, calls; empty when every stored call is planned.
+    """
+    keys = pd.DataFrame([s.key.as_tuple() for s in plan], columns=list(KEY_FIELDS))
+    stored = calls[list(KEY_FIELDS)].astype({"repetition": "int64", "temperature": "float64"})
+    keys = keys.astype({"repetition": "int64", "temperature": "float64"})
+    merged = stored.merge(keys.assign(_planned=True), on=list(KEY_FIELDS), how="left")
+    extra = merged[merged["_planned"].isna()]
+    if extra.empty:
+        return pd.DataFrame(columns=["kind", "temperature", "calls"])
+    return extra.groupby(["kind", "temperature"]).size().rename("calls").reset_index()
+
+
 def failures(calls: pd.DataFrame, dataset: str | None = None) -> pd.DataFrame:
     """Failed calls by family and recorded reason (empty frame when there are none)."""
     df = calls if dataset is None else calls[calls["dataset"] == dataset]

@@ -47,14 +47,16 @@ class Term:
 GLOSSARY: tuple[Term, ...] = (
     Term("ρ (rho)", "Spearman rank correlation between a judge's scores and the human mean "
          "score.", text="ρ"),
-    Term("Δρ", "difference in ρ between two ways of scoring, on the same images."),
+    Term("Δρ", "difference in ρ between two ways of scoring, on the same images; its CI and "
+         "p come from resampling those images (paired bootstrap)."),
     Term("H", "holistic: the judge's one overall score of an image (its verdict).", jargon=True),
     Term("P", "per-dimension: the judge's scores on the five rubric dimensions.", jargon=True),
     Term("H+P_gb", "both inputs of several families fused by a gradient-boosting combiner, "
          "fitted out of fold.", jargon=True),
     Term("panel mean", "the plain average of the families' holistic scores; nothing is "
          "fitted."),
-    Term("best single", "the one family whose holistic score alone correlates best."),
+    Term("best single", "the one family whose holistic score alone correlates best with the "
+         "human mean, picked on the same images it is then compared on."),
     Term("pre-declared", "the families fixed before any score existed; the confirmatory "
          "test."),
     Term("trio", "three families fused together; the trio sweep fits every trio of the "
@@ -66,9 +68,11 @@ GLOSSARY: tuple[Term, ...] = (
          jargon=True),
     Term("probe", "a cheap first pass before any rubric scoring: every family's holistic "
          "mean over its first k runs."),
-    Term("noise ceiling", "the correlation one more group of human raters would reach."),
-    Term("headroom", "how far the best model stays below the human noise ceiling (1 = all "
-         "the way)."),
+    Term("noise ceiling", "the highest correlation any score could reach with the noisy "
+         "human mean: the square root of that mean's reliability, estimated by correlating "
+         "the means of random halves of each image's raters (Spearman–Brown corrected)."),
+    Term("headroom", "1 − (the best model's ρ ÷ the noise ceiling): the share of the ceiling "
+         "the best model leaves unreached (0 = at the ceiling)."),
     Term("Top-1", "VAB: the share of tasks whose best image the judge picks.", jargon=True),
     Term("Bot-1", "VAB: the share of tasks whose worst image the judge picks.", jargon=True),
     Term("TB-1", "VAB: the share of tasks where the judge picks both the best and the worst "
@@ -84,12 +88,19 @@ GLOSSARY: tuple[Term, ...] = (
     Term("rotation vote", "VisionQ: the question is asked again with its answer options "
          "rotated, and the most frequent answer counts."),
     Term("pre-registered", "written in a file committed before any score it judges existed."),
-    Term("type-I error", "the share of replicates in which a test finds an effect that is "
-         "not there (stated: 5%)."),
+    Term("type-I error", "the share of replicates in which a test rejects a difference that "
+         "is not there, at a stated 5%; each page names the true value it tests against."),
     Term("power", "the share of replicates in which a test finds an effect that is there."),
-    Term("coverage", "the share of replicates whose 95% interval contains the true value."),
-    Term("CI", "95% interval from a paired bootstrap (VisionQ: a bootstrap over papers)."),
-    Term("q", "p value corrected for many comparisons (Benjamini–Hochberg)."),
+    Term("coverage", "the share of replicates whose 95% interval contains the true value the "
+         "page names."),
+    Term("CI", "95% percentile interval from a bootstrap: over images, paired between the two "
+         "sides compared (rubric fusion); over tasks (VAB); over papers (VisionQ)."),
+    Term("q", "p value corrected over the comparisons of its table (Benjamini–Hochberg false "
+         "discovery rate)."),
+    Term("no detectable difference", "the interval includes zero, or q is not below 0.05: the "
+         "data do not show a difference, which is not evidence that there is none."),
+    Term("tied", "no test on the page separates the two; neither is called the best."),
+    Term("points", "percentage points: the difference between two percentages."),
     Term("–", "in a table: no value, for example too few items to compute it."),
 )  # fmt: skip
 """Terms the headlines and tables use, in plain words, for the index's glossary."""

@@ -16,7 +16,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
+from scipy.stats import rankdata, spearmanr
 
 from judgepanel.stats import (
     NoiseCeiling,
@@ -354,6 +354,34 @@ def retest_predictors(
                     "p": p,
                 }
             )
+    return pd.DataFrame(rows)
+
+
+def built_in_coupling(
+    trios: pd.DataFrame, predictor: str = "headroom", member: str = "best_member_rho"
+) -> pd.DataFrame:
+    """How far a predictor is the trio's best member's ρ in disguise, per dataset.
+
+    Gain is fused ρ minus the best member's ρ, and within a dataset headroom is a decreasing
+    function of the best member's probe ρ. A Spearman of the predictor with the best
+    member's ρ near −1 means a positive correlation of the predictor with gain follows from
+    the definitions, so the raw gain cannot test the predictor there.
+
+    Returns:
+        One row per dataset: ``dataset``, ``n``, ``rho`` (Spearman of ``predictor`` with
+        ``member``; NaN when either is constant).
+    """
+    rows = []
+    for name, sub in trios.groupby("dataset", sort=False):
+        x, m = sub[predictor].to_numpy(float), sub[member].to_numpy(float)
+        defined = np.unique(x).size > 1 and np.unique(m).size > 1
+        rows.append(
+            {
+                "dataset": name,
+                "n": len(sub),
+                "rho": float(spearmanr(x, m).statistic) if defined else float("nan"),
+            }
+        )
     return pd.DataFrame(rows)
 
 

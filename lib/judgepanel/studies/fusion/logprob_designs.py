@@ -140,8 +140,8 @@ def matching_families(accuracy: pd.DataFrame, fallbacks: pd.Series, k_max: int) 
 def describe_designs(
     accuracy: pd.DataFrame, costs: pd.DataFrame, fallbacks: pd.Series, k_max: int
 ) -> str:
-    """The takeaway, computed: where one logprob call matches the mean of the most samples
-    (see ``matching_families``) and at what share of its cost."""
+    """The takeaway, computed: where one logprob call shows no detectable difference from the
+    mean of the most samples (see ``matching_families``), and at what share of its cost."""
     cost = costs.set_index(["family", "design"])["usd_per_1000_images"]
     most = mean_of(max(k for k in KS if k <= k_max))
     with_lp = sorted(f for f, s in fallbacks.items() if s < 1.0)
@@ -154,9 +154,10 @@ def describe_designs(
         noun = "family" if len(with_lp) == 1 else "families"
         parts = [
             f"For {len(same)} of the {len(with_lp)} {noun} whose model sent logprobs, the "
-            f"expected score of one call ranks images as well as the {most} samples (the "
-            f"paired interval of the ρ difference covers zero), at {_span(ratio)} of their "
-            "cost."
+            f"expected score of one call and the {most} samples show no detectable "
+            f"difference in ρ (the paired interval of the difference covers zero; no "
+            f"equivalence margin is tested, so this is no proof that they rank alike), at "
+            f"{_span(ratio)} of their cost."
         ]
     if without:
         parts.append(f"{', '.join(without)} sent none, so its one call is one sample.")

@@ -10,8 +10,8 @@ where headroom is large. This module turns that into code:
   classes do not overlap it is the midpoint of the gap between them, and the gap (or the
   overlap) is reported as the band the retest cannot resolve.
 * :func:`decide` applies the rule to a probe's headroom and its bootstrap interval, and
-  says when the decision is uncertain (the interval straddles the threshold, or the
-  headroom lies inside the unresolved band).
+  says when the decision is uncertain (the interval straddles the threshold, or it reaches
+  into the band the retest cannot resolve).
 * :func:`option_costs` prices each option in calls and dollars per image and per 1,000
   images, from the price table and the tokens per call observed in the store.
 """
@@ -26,6 +26,7 @@ import pandas as pd
 
 from judgepanel.core.config import Price
 from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.stats import wording
 
 PANEL = "panel"
 SINGLE = "single"
@@ -60,6 +61,11 @@ class ThresholdRule:
     method: str
 
     @property
+    def constant(self) -> bool:
+        """The learnt rule is a constant one: headroom decides nothing."""
+        return not np.isfinite(self.threshold)
+
+    @property
     def statement(self) -> str:
         """The rule in words: ``panel if headroom >= 0.400``, or a constant rule."""
         if self.threshold == np.inf:
@@ -68,8 +74,27 @@ class ThresholdRule:
             return "always a panel, whatever the headroom"
         return f"a panel if headroom >= {self.threshold:.3f}, else the best single model"
 
+    @property
+    def band(self) -> str:
+        """The unresolved band in words (an open end written as such, never ``inf``)."""
+        return wording.interval(self.low, self.high)
+
+    @property
+    def learnt(self) -> str:
+        """What the retest taught, in words: a threshold, or that it equals a constant rule."""
+        constant = wording.constant_rule(self.threshold)
+        if constant is None:
+            return (
+                f"a panel where headroom is at least {self.threshold:.3f} "
+                f"({self.n_pays} of {self.n} retest trios paid)"
+            )
+        return (
+            f"{constant}, whatever the headroom: {self.n_pays} of {self.n} retest trios "
+            f"paid, so no threshold on headroom was learnt"
+        )
+
     def as_row(self) -> dict[str, object]:
-        return {**asdict(self), "statement": self.statement}
+        return {**asdict(self), "statement": self.statement, "constant": self.constant}
 
 
 def derive_threshold(headroom: Sequence[float], pays: Sequence[bool]) -> ThresholdRule:
@@ -168,7 +193,8 @@ class Decision:
         action: ``panel`` (dimension-score a panel and fit the combiner) or ``single``
             (deploy the best single model and stop).
         straddles: the headroom interval contains the threshold.
-        in_band: the headroom lies in the band the retest could not resolve.
+        in_band: the headroom interval reaches into the band the retest could not resolve
+            (the point estimate need not lie in it: the interval is what the data allow).
         text: the decision in one sentence.
     """
 
@@ -205,7 +231,7 @@ def decide(
         raise ValueError(f"{dataset}: the headroom interval [{lo}, {hi}] is reversed")
     action = PANEL if headroom >= rule.threshold else SINGLE
     straddles = bool(lo < rule.threshold <= hi)
-    in_band = bool(rule.low <= headroom <= rule.high)
+    in_band = bool(lo <= rule.high and hi >= rule.low)
     what = (
         "dimension-score a panel and fit the combiner"
         if action == PANEL
@@ -215,15 +241,17 @@ def decide(
         cmp = ">=" if action == PANEL else "<"
         text = f"headroom {headroom:.3f} {cmp} threshold {rule.threshold:.3f}: {what}"
     else:
-        text = f"headroom {headroom:.3f}, and the rule is {rule.statement}: {what}"
-    if straddles:
-        text += (
-            f"; uncertain, since the headroom interval [{lo:.3f}, {hi:.3f}] contains the threshold"
+        text = (
+            f"headroom {headroom:.3f}, and the rule is "
+            f"{wording.constant_rule(rule.threshold)}: {what}"
         )
+    ci = wording.interval(lo, hi)
+    if straddles:
+        text += f"; uncertain, since the headroom interval {ci} contains the threshold"
     elif in_band:
         text += (
-            f"; uncertain, since the retest cannot place the boundary within "
-            f"[{rule.low:.3f}, {rule.high:.3f}]"
+            f"; uncertain, since the headroom interval {ci} reaches into the band the retest "
+            f"cannot resolve ({rule.band})"
         )
     return Decision(
         dataset,

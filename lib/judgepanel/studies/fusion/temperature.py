@@ -20,7 +20,7 @@ import pandas as pd
 import yaml
 
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.stats import paired_bootstrap, spearman
+from judgepanel.stats import paired_bootstrap, spearman, wording
 from judgepanel.studies.fusion.blocks import gb_combiner, oof_predict
 
 GRID_LEVELS: tuple[str, ...] = ("low", "base", "high")
@@ -175,8 +175,9 @@ class RuleResult:
         dimensions: per dimension: rho at each temperature, confident, and for confident
             ones the high-minus-low difference with its interval and whether it tolerates.
         assignment: the inverted-minus-differentiated comparison (one row).
-        tolerates_high: the first claim held (on every confident dimension).
-        inverted_beats: the second claim held.
+        tolerates_high: the first claim's registered criterion was met (no confident
+            dimension lost detectably; not evidence of equal quality).
+        inverted_beats: the second claim's interval lies above zero.
     """
 
     dataset: str
@@ -186,13 +187,26 @@ class RuleResult:
     inverted_beats: bool
 
     def verdicts(self) -> pd.DataFrame:
-        """The two claims and their verdict: ``held``, ``failed`` or ``not testable``.
+        """The two claims and their verdicts, in words that claim no more than the test.
 
-        The first claim is about confident dimensions; with none it cannot be tested.
+        The first claim's registered criterion is a non-rejection (every confident
+        dimension's interval of high minus low reaches zero or above), with no equivalence
+        margin: met, it is ``no loss detected``, never "no worse", and the evidence gives the
+        largest loss the intervals still allow. Some interval wholly below zero: ``failed``;
+        no confident dimension: ``not testable``. The second claim is a superiority test:
+        ``supported`` when its interval lies above zero, else ``not supported``.
         """
         confident = self.dimensions[self.dimensions["confident"]]
-        held = int(confident["tolerates"].sum())
-        first = "not testable" if confident.empty else ("held" if self.tolerates_high else "failed")
+        if confident.empty:
+            first, evidence = "not testable", "no confident dimension"
+        else:
+            clear = int(confident["tolerates"].sum())
+            first = "no loss detected" if self.tolerates_high else "failed"
+            evidence = (
+                f"{clear} of {len(confident)} confident dimensions show no detectable loss; "
+                f"the intervals allow losses down to "
+                f"{wording.number(float(confident['ci_low'].min()), signed=True)}"
+            )
         row = self.assignment.iloc[0]
         return pd.DataFrame(
             [
@@ -200,15 +214,14 @@ class RuleResult:
                     "dataset": self.dataset,
                     "claim": "tolerates_high",
                     "verdict": first,
-                    "evidence": f"{held} of {len(confident)} confident dimensions tolerate",
+                    "evidence": evidence,
                 },
                 {
                     "dataset": self.dataset,
                     "claim": "inverted_beats_differentiated",
-                    "verdict": "held" if self.inverted_beats else "failed",
-                    "evidence": (
-                        f"delta {row['delta']:+.3f} [{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
-                    ),
+                    "verdict": "supported" if self.inverted_beats else "not supported",
+                    "evidence": "inverted minus differentiated "
+                    + wording.estimate(row["delta"], row["ci_low"], row["ci_high"]),
                 },
             ]
         )

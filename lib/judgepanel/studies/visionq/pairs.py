@@ -45,10 +45,14 @@ class PairSet:
             image_paths (crops in panel order, relative to the benchmark root), chosen,
             rejected, chosen_letter, rejected_letter.
         report: per split, axis and leaf: questions, papers and pairs.
+        totals: per split: distinct questions, distinct papers and pairs. Counted from the
+            entities themselves, never summed over ``report``'s leaves (a paper with
+            questions in two leaves would count twice).
     """
 
     pairs: pd.DataFrame
     report: pd.DataFrame
+    totals: pd.DataFrame
 
 
 def response(criterion: str, definition: str, letter: str) -> str:
@@ -120,7 +124,11 @@ def build_pairs(
                 }
             )
     pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS)
-    return PairSet(pairs, count_pairs(pairs, questions, test_share=test_share, seed=seed))
+    return PairSet(
+        pairs,
+        count_pairs(pairs, questions, test_share=test_share, seed=seed),
+        count_splits(pairs, questions, test_share=test_share, seed=seed),
+    )
 
 
 PAIR_COLUMNS: tuple[str, ...] = (
@@ -149,6 +157,20 @@ def count_pairs(
     keys = ["split", "axis", "leaf"]
     out = q.groupby(keys).agg(questions=("id", "size"), papers=("paper_id", "nunique"))
     out["pairs"] = pairs.groupby(keys).size().reindex(out.index, fill_value=0)
+    return out.reset_index().astype({"questions": int, "papers": int, "pairs": int})
+
+
+def count_splits(
+    pairs: pd.DataFrame, questions: pd.DataFrame, *, test_share: float, seed: int
+) -> pd.DataFrame:
+    """Per split: distinct questions, distinct papers and pairs."""
+    split = [paper_split(str(p), test_share=test_share, seed=seed) for p in questions["paper_id"]]
+    out = (
+        questions.assign(split=split)
+        .groupby("split")
+        .agg(questions=("id", "nunique"), papers=("paper_id", "nunique"))
+    )
+    out["pairs"] = pairs.groupby("split").size().reindex(out.index, fill_value=0)
     return out.reset_index().astype({"questions": int, "papers": int, "pairs": int})
 
 
