@@ -211,3 +211,9 @@ def test_a_quotation_is_left_as_written() -> None:
 def test_relative_changes_may_be_percentages_and_matched_is_not_matches() -> None:
     assert w.prose_problems("As a share of the rounded value it is +10.8%.") == []
     assert w.prose_problems("the matched dimension prompt wins.") == []
+
+
+def test_the_best_image_is_no_ranking_claim() -> None:
+    text = "aurora and dune (tied: no test separates them); aurora picks the best image."
+    assert w.prose_problems(text) == []
+    assert w.prose_problems("the best direct judge, aurora, is tied with dune.")

@@ -359,7 +359,11 @@ _MATCHES = re.compile(r"\bmatch(?:es)?\b(?! the committed)", re.I)
 _SIGNED_PERCENT = re.compile(r"(?<![\w])[+−-]\d+(?:\.\d+)?\s?%")
 _RELATIVE = re.compile(r"\b(?:share|relative|ratio)\b", re.I)
 _PLURAL_POSSESSIVE = re.compile(r"\b(?:families|judges|models|trios|datasets|images)'s\b")
-_BEST = re.compile(r"\bthe (?:best|highest|strongest)\b", re.I)
+_BEST = re.compile(
+    r"\bthe (?:best|highest|strongest|most accurate)(?: \w+)? "
+    r"(?:judge|model|family|ranker|arm|trio|design)s?\b",
+    re.I,
+)
 _TIED = re.compile(r"\bti(?:e|ed|es)\b", re.I)
 
 

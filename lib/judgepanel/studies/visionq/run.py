@@ -33,10 +33,16 @@ def load_run(
     rotations: int,
     seed: int,
 ) -> VisionqData:
-    """Read a VisionQ dataset of a run (the profile may name its question files)."""
+    """Read a VisionQ dataset of a run (the profile may name its question files).
+
+    The store may also hold answers to questions of another world written under the same
+    dataset name (a quick world before a full one): only the loaded questions' answers are
+    read, as coverage counts only planned calls.
+    """
     ref = load_config(runs_file).profile(profile).dataset(dataset)
     questions = load_questions(root, ref.questions, ref.eligible)
     calls = read_calls(store, dataset, kinds=["visionq"])
+    calls = calls[calls["item"].isin(set(questions["id"]))]
     preds = predictions_from_store(
         calls, questions, families=families, rotations=rotations, seed=seed
     )
