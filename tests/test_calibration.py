@@ -138,3 +138,45 @@ def test_notebook_08_runs_and_the_index_links_it(tiny_pool: Path, tmp_path: Path
     assert_reads_well(outputs / "calibration", "08_calibration")
     index = write_index(outputs, [result], config).read_text()
     assert 'href="calibration/08_calibration.html"' in index
+
+
+def test_the_heldout_truth_scores_each_replicate_on_the_images_it_did_not_use(tiny_pool: Path):
+    from judgepanel.core.prompts import DIMENSIONS
+    from judgepanel.stats.correlation import correlate
+    from judgepanel.studies.fusion.blocks import gb_combiner
+
+    pool = cal.load_pool(tiny_pool)
+    null, _ = cal.curve_worlds(pool)
+    reps = cal.add_truth(
+        cal.run_world(pool, null, n=40, n_replicates=2, n_resamples=200, n_jobs=1), pool
+    )
+    # recompute replicate 0's held-out H+P_gb difference by hand: fit on its 40, score the rest
+    world = pool.worlds[null]
+    rows = cal.draw_rows(pool.n_images, 40, 2, 0)[0]
+    rest = np.setdiff1d(np.arange(pool.n_images), rows)
+    fams = list(pool.predeclared)
+    cols = [f"h:{f}" for f in fams] + [f"{f}:{d}" for f in fams for d in DIMENSIONS]
+    y = world.humans["y"].to_numpy(float)
+    X = world.scores[cols].to_numpy(float)
+    fused = gb_combiner().fit(X[rows], y[rows]).predict(X[rest])
+    rhos = {
+        f: correlate(y[rows], world.scores[f"h:{f}"].to_numpy(float)[rows], "spearman")
+        for f in fams
+    }
+    best = max(rhos, key=rhos.__getitem__)
+    expected = correlate(y[rest], fused, "spearman") - correlate(
+        y[rest], world.scores[f"h:{best}"].to_numpy(float)[rest], "spearman"
+    )
+    got = reps[
+        (reps["test"] == cal.HP) & (reps["metric"] == "spearman") & (reps["replicate"] == 0)
+    ]["heldout_delta"].iloc[0]
+    assert got == pytest.approx(expected, abs=1e-12)
+    hp = reps[(reps["test"] == cal.HP) & (reps["metric"] == "spearman")]
+    assert hp["truth_heldout"].iloc[0] == pytest.approx(hp["heldout_delta"].mean())
+    # unlike the replicates' own mean, the held-out truth is not the mean estimate
+    assert hp["truth_heldout"].iloc[0] != pytest.approx(hp["delta"].mean())
+    summary = cal.summarize(reps)
+    row = summary[(summary["test"] == cal.HP) & (summary["metric"] == "spearman")].iloc[0]
+    assert row["bias"] == pytest.approx(row["mean_delta"] - row["truth_heldout"])
+    assert row["bias_low"] <= row["bias"] <= row["bias_high"]
+    assert 0 <= row["reject_at_heldout"] <= 1 and 0 <= row["coverage_heldout"] <= 1

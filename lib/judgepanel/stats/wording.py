@@ -6,8 +6,8 @@ reader can rely on one convention (README, "Wording conventions"):
 * **a difference** is "beats" or "falls below" only when its interval excludes zero *and*
   its p (or q, when the page corrects over a family) passes ``alpha``; otherwise it is "no
   detectable difference", with the interval written out as the range it allows. "No worse"
-  and "equivalent" need an equivalence margin stated before the comparison, tested by the
-  interval (two one-sided tests at the interval's level); without one they are never said.
+  and "equivalent" need an equivalence margin stated before the comparison, with the whole
+  interval inside it; without one they are never said.
 * **a ranking** names "the highest" only when the leader is separated from the runner-up by
   the page's own test; otherwise it names every judge tied with the leader.
 * **a count** is "k of n with q < 0.05"; a count by point estimate, when shown, sits in a
@@ -242,9 +242,11 @@ def describe_difference(
             f"({symbol} = {fmt(d.delta)}; {allows}{test})"
         )
     if d.excludes_zero:
-        over = f" over {family}" if family else ""
+        after = (
+            (" after correction" + (f" over {family}" if family else "")) if d.q is not None else ""
+        )
         return (
-            f"{a} and {b} show no detectable difference after correction{over} ({symbol} = "
+            f"{a} and {b} show no detectable difference{after} ({symbol} = "
             f"{fmt(d.delta)}; {allows}, but {which} = {d.decisive_p:.3f} is not below "
             f"{d.alpha:g})"
         )
@@ -266,9 +268,9 @@ def leader(
         noun: what is ranked, singular.
 
     Returns:
-        ``"the highest-scoring judge, aurora,"``-style phrases are left to callers: this
-        returns ``"aurora"`` when the leader stands alone, else ``"aurora and dune (tied)"``
-        with every tied name. Use :func:`is_separated` to choose the verb.
+        ``"aurora"`` when the leader stands alone, else ``"aurora and dune (tied: no test
+        separates them)"`` with every tied name. :func:`leads_alone` tells the caller
+        whether "the highest" may be said.
     """
     if not names:
         raise ValueError(f"a ranking of no {noun}s has no leader")

@@ -16,8 +16,13 @@ rho and Kendall's tau-b. Over the replicates it measures
 
 The truth (estimand) of a difference is its expected value under the procedure at ``n``
 images, estimated as the mean over the replicates; where nothing is fitted (the panel mean
-against the best single model) it is the pool's own value. Every rate carries a Wilson
-interval. The pool is read from the files the simulator writes (``python -m
+against the best single model) it is the pool's own value. For a fitted arm that truth is
+built from the replicates' own estimates, so testing against it checks the intervals'
+width but can never see the estimator's bias. A second truth sees it: each replicate's
+procedure (the combiner fitted on all its images, the best family chosen on them) is
+scored on the images of the pool it did not use, and the mean of those held-out
+differences is the ``truth_heldout`` every rate is also computed against. Every rate
+carries a Wilson interval. The pool is read from the files the simulator writes (``python -m
 judgepanel_sim pool``), so nothing here imports the simulator.
 """
 
@@ -176,12 +181,46 @@ def replicate_arms(
     fits = [oof_predict(gb_combiner(), X, y, seed=FOLD_SEED + j) for j in range(partitions)]
     arms[HP] = fits[0]
     extra = {"headroom": probe_headroom(s, h)}
+    extra.update(heldout_arms(world, rows, predeclared, X, y, best=_best(H, y)))
     if partitions > 1:
         arms[HP_AVG] = np.mean(fits, axis=0)
         rho_best = spearman(y, best)
         deltas = [spearman(y, f) - rho_best for f in fits]
         extra["partition_sd"] = float(np.std(deltas, ddof=1))
     return y, arms, extra
+
+
+def heldout_arms(
+    world: World,
+    rows: np.ndarray,
+    predeclared: Sequence[str],
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    best: str,
+) -> dict[str, float]:
+    """Each arm minus the best single model on the pool images the replicate did not use.
+
+    The procedure is what a study of these images would deploy: the combiner fitted on all
+    of them, the best family as chosen on them. Returns ``heldout:<arm>:<metric>`` values
+    (NaN when the replicate used the whole pool).
+    """
+    rest = np.setdiff1d(np.arange(len(world.scores)), rows)
+    out: dict[str, float] = {}
+    if rest.size < 3:
+        return {f"heldout:{a}:{m}": np.nan for a in (PANEL_MEAN, HP) for m in METRICS}
+    s = world.scores.iloc[rest]
+    y_rest = world.humans["y"].to_numpy(float)[rest]
+    H = s[[f"h:{f}" for f in predeclared]]
+    X_rest = pd.concat([H, s[[f"{f}:{d}" for f in predeclared for d in DIMENSIONS]]], axis=1)
+    fused = gb_combiner().fit(X, y).predict(X_rest.to_numpy(float))
+    arms = {PANEL_MEAN: H.mean(axis=1).to_numpy(float), HP: fused}
+    best_rest = H[best].to_numpy(float)
+    for metric in METRICS:
+        base = correlate(y_rest, best_rest, metric)
+        for arm, values in arms.items():
+            out[f"heldout:{arm}:{metric}"] = correlate(y_rest, values, metric) - base
+    return out
 
 
 def probe_headroom(scores: pd.DataFrame, humans: pd.DataFrame) -> float:
@@ -208,10 +247,13 @@ def run_replicate(
 ) -> list[dict[str, object]]:
     """Every test of one replicate study: one row per (arm against best single, metric).
 
-    Rows carry the report's columns (``delta``, ``ci_low``, ``ci_high``, ``p``) and ``q05``,
-    the 5th percentile of the bootstrap differences (the one-sided 95% lower bound).
+    Rows carry the report's columns (``delta``, ``ci_low``, ``ci_high``, ``p``), ``q05``,
+    the 5th percentile of the bootstrap differences (the one-sided 95% lower bound), and
+    ``heldout_delta``, the same procedure's difference on the pool images it did not use
+    (:func:`heldout_arms`; the partition-averaged option deploys the same full fit).
     """
     y, arms, extra = replicate_arms(world, rows, predeclared, partitions=partitions)
+    heldout = {k: extra.pop(k) for k in list(extra) if k.startswith("heldout:")}
     names = list(arms)
     singles = {f: world.scores[f"h:{f}"].to_numpy(float)[rows] for f in predeclared}
     out = []
@@ -229,6 +271,9 @@ def run_replicate(
             "ci_high": high,
             "p": res.p if res is not None else bootstrap_p(deltas, "greater"),
             "q05": float(np.quantile(deltas, 0.05)),
+            "heldout_delta": heldout[
+                f"heldout:{HP if name in (HP, HP_AVG) else PANEL_MEAN}:{metric}"
+            ],
             **extra,
         }
 
@@ -314,8 +359,9 @@ def pool_values(pool: Pool, label: str) -> dict[str, float]:
 
 
 def add_truth(reps: pd.DataFrame, pool: Pool) -> pd.DataFrame:
-    """Each row's estimand: the pool value for the panel mean (both intervals), else the
-    replicates' mean."""
+    """Each row's estimands: ``truth`` (the pool value for the panel mean, else the
+    replicates' mean) and ``truth_heldout`` (the mean of the replicates' held-out
+    differences), with coverage and the one-sided test against each."""
     out = reps.copy()
     mean = out.groupby(["world", "test", "metric"])["delta"].transform("mean")
     out["truth"] = mean
@@ -328,6 +374,10 @@ def add_truth(reps: pd.DataFrame, pool: Pool) -> pd.DataFrame:
     out["covered"] = (out["ci_low"] <= out["truth"]) & (out["truth"] <= out["ci_high"])
     out["rejected"] = out["p"] < 0.05
     out["rejected_at_truth"] = out["q05"] > out["truth"]
+    held = out.groupby(["world", "test", "metric"])["heldout_delta"].transform("mean")
+    out["truth_heldout"] = held
+    out["covered_heldout"] = (out["ci_low"] <= held) & (held <= out["ci_high"])
+    out["rejected_at_heldout"] = out["q05"] > held
     return out
 
 
@@ -347,17 +397,30 @@ def summarize(reps: pd.DataFrame) -> pd.DataFrame:
     Columns: ``truth``, ``mean_delta``, ``reject`` (p < 0.05) and its CI,
     ``reject_at_truth`` (the test of "no more than the truth": the type-I error of a world
     whose true difference is exactly the estimand) and its CI, ``coverage`` and its CI,
-    ``miss_low`` (interval wholly above the truth) and ``miss_high``, ``n``.
+    ``miss_low`` (interval wholly above the truth) and ``miss_high``, ``n``; and against
+    the held-out truth: ``truth_heldout``, ``bias`` (mean estimate minus it),
+    ``bias_low``/``bias_high`` (a normal 95% interval over the replicates),
+    ``reject_at_heldout`` and ``coverage_heldout`` with their CIs.
     """
     keys = ["world", "dimension_evidence", "rater_noise", "shared_error", "test", "metric"]
     base = reps.groupby(keys, sort=False).agg(
-        truth=("truth", "first"), mean_delta=("delta", "mean"), n=("delta", "size")
+        truth=("truth", "first"),
+        mean_delta=("delta", "mean"),
+        n=("delta", "size"),
+        truth_heldout=("truth_heldout", "first"),
     )
     out = base.reset_index()
+    # the bias's interval: the replicate-to-replicate spread of estimate minus held-out value
+    gap = reps.assign(gap=reps["delta"] - reps["heldout_delta"]).groupby(keys, sort=False)["gap"]
+    out["bias"] = gap.mean().to_numpy()
+    half = norm.ppf(0.975) * (gap.std(ddof=1) / np.sqrt(gap.size())).to_numpy()
+    out["bias_low"], out["bias_high"] = out["bias"] - half, out["bias"] + half
     for column, name in (
         ("rejected", "reject"),
         ("rejected_at_truth", "reject_at_truth"),
         ("covered", "coverage"),
+        ("rejected_at_heldout", "reject_at_heldout"),
+        ("covered_heldout", "coverage_heldout"),
     ):
         t = rate_table(reps, column, keys)
         out[name] = t["rate"].to_numpy()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from judgepanel.stats import bootstrap_p, percentile_ci
+from judgepanel.stats import bootstrap_p, percentile_ci, wording
 from judgepanel.studies.fusion.blocks import best_single
 from judgepanel.studies.fusion.deploy.arms import ARMS, arm_features, arm_spec
 from judgepanel.studies.fusion.deploy.fit import (
@@ -129,11 +129,13 @@ def _ci(samples: np.ndarray) -> tuple[float, float]:
 
 
 def verdict(delta: float, lo: float, hi: float) -> str:
-    """``higher``/``lower`` when the interval excludes zero, else no detectable difference."""
-    shown = f"{delta:+.3f} [{lo:+.3f}, {hi:+.3f}]"
-    if lo > 0:
+    """``higher``/``lower`` when the interval excludes zero, else no detectable difference
+    (the wording layer's rule for an interval without a test)."""
+    shown = wording.estimate(delta, lo, hi)
+    decided = wording.Difference(delta, lo, hi).verdict
+    if decided == wording.BEATS:
         return f"higher by {shown}"
-    if hi < 0:
+    if decided == wording.FALLS_BELOW:
         return f"lower by {shown}"
     return f"no detectable difference ({shown})"
 
