@@ -28,6 +28,7 @@ PROV = {
     "quick": True,
     "datasets": ["a"],
     "n_items": {"a": 40},
+    "item_nouns": {"a": "tasks"},
     "seed": 0,
     "world_seeds": {"a": 7},
     "n_resamples": 500,
@@ -81,7 +82,7 @@ def test_a_page_has_title_header_folded_parameters_and_no_cdn_or_path(tmp_path: 
         "abc1234567",
         "0123456789ab",
         "ba9876543210",
-        "40 items",
+        "40 tasks with stored answers",
         "n_resamples=500",
     ):
         assert shown in body, shown
@@ -155,6 +156,7 @@ def test_provenance_names_only_what_differs_and_no_machine_path(tmp_path: Path) 
     assert record["overrides"] == {"seed": 3}
     assert record["seed"] == 3 and record["n_resamples"] == 100
     assert record["n_items"] == {"a": 0} and record["store_hash"] == "no store"
+    assert set(record["item_nouns"].values()) <= {"images", "tasks", "questions"}
     assert str(tmp_path) not in json.dumps(record)
 
 

@@ -76,6 +76,15 @@ def n_items(store: Path, datasets: tuple[str, ...]) -> dict[str, int]:
         return dict.fromkeys(datasets, 0)
 
 
+ITEM_NOUNS = {"vab": "tasks", "visionq": "questions"}
+"""What one item of a dataset kind is, for the counts a page shows (else images)."""
+
+
+def item_nouns(run: Run) -> dict[str, str]:
+    """Per dataset of the run, the plural noun its items are counted in."""
+    return {d: ITEM_NOUNS.get(run.profile.dataset(d).kind, "images") for d in run.datasets}
+
+
 def world_seeds(run: Run) -> dict[str, int]:
     """The generating seed of each synthetic dataset of the run, when its truth file says."""
     seeds = {}
@@ -113,6 +122,7 @@ def provenance(
         "quick": quick,
         "datasets": list(run.datasets),
         "n_items": n_items(profile.store, run.datasets),
+        "item_nouns": item_nouns(run),
         "seed": params.get("seed"),
         "world_seeds": world_seeds(run),
         "n_resamples": params.get("n_resamples"),
