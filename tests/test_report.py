@@ -93,6 +93,18 @@ def test_headlines_keep_the_order_the_notebook_states_them(tmp_path: Path) -> No
     assert "Δρ" in (tmp_path / "run" / "headlines.json").read_text(encoding="utf-8")
 
 
+def test_a_headline_that_claims_too_much_is_refused(tmp_path: Path) -> None:
+    tables = tmp_path / "run" / "tables"
+    nb = nbtools.setup(run="run", name="07_temperature", tables_dir=tables, simulated=False)
+    with pytest.raises(ValueError, match="headline 'rule' of 07_temperature: equivalence"):
+        nb.headline("rule", "held", "high temperature is no worse than low")
+    with pytest.raises(ValueError, match="non-finite"):
+        nb.headline("band", 0.6, "the band is [0.622, inf]")
+    nb.headline("rule", "no loss detected", "no loss detected (down to −0.153)")
+    kept = json.loads((tmp_path / "run" / "headlines.json").read_text(encoding="utf-8"))
+    assert list(kept["07_temperature"]) == ["rule"]  # nothing of the refused ones is kept
+
+
 def scoring_report(work: Path, eva: Path, ceiling: float, *, lanes: int):
     """The parsed `report --score` of both runs under ``ceiling``, scored in ``lanes``."""
     work.mkdir()

@@ -22,6 +22,7 @@ from judgepanel.studies.vab import (
     rank_vs_direct,
     ranker_name,
     score_then_rank,
+    separate_leader,
     task_scores,
 )
 
@@ -275,3 +276,22 @@ def test_training_world_reads_the_sampled_images_and_names_a_missing_score(tmp_p
         load_training_world("para", store=empty, **where)
     with pytest.raises(ValueError, match="needs per-image human ratings"):
         load_training_world("vab", store=store, **where)
+
+
+def test_the_leader_is_separated_only_from_judges_its_interval_clears():
+    n = 200
+    strong = np.arange(n) % 10 < 8
+    close = strong.copy()
+    close[[0, 1, 2, 3]] = False  # four tasks only the leader gets
+    close[[8, 9]] = True  # two only the runner-up gets: a gap of one point
+    hits = {"strong": strong, "close": close, "weak": np.arange(n) % 10 < 3}
+    rows = [
+        {"task_id": f"t{i}", "family": f, "metric": "tb1", "ap1": float(h[i]), "pass3": 0.0}
+        for f, h in hits.items()
+        for i in range(n)
+    ]
+    scores = pd.DataFrame(rows)
+    lead = separate_leader(scores, ["close", "weak", "strong"], n_resamples=500, seed=1)
+    assert lead.order == ["strong", "close", "weak"]
+    assert lead.separated == [False, True]  # tied with "close", clear of "weak"
+    assert set(lead.table["b"]) == {"close", "weak"} and (lead.table["a"] == "strong").all()

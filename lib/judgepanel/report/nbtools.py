@@ -28,6 +28,7 @@ from matplotlib.lines import Line2D
 
 from judgepanel.report.jsonfile import update_json
 from judgepanel.report.manifest import write_table
+from judgepanel.stats import wording
 
 SIMULATED_BANNER = (
     "<div class='jp-sim-banner' "
@@ -295,7 +296,16 @@ class Notebook:
         _display(Markdown(markdown))
 
     def headline(self, key: str, value: float | int | str, text: str) -> None:
-        """Record a headline number for the report index (``headlines.json``)."""
+        """Record a headline number for the report index (``headlines.json``).
+
+        Raises:
+            ValueError: the text uses a form the wording conventions forbid
+                (:func:`judgepanel.stats.wording.prose_problems`): a headline is quoted
+                alone, so one that claims more than its numbers fails loudly instead.
+        """
+        problems = wording.prose_problems(text)
+        if problems:
+            raise ValueError(f"headline {key!r} of {self.name}: " + "; ".join(problems))
         if isinstance(value, float | np.floating):
             value = float(value)
         elif isinstance(value, np.integer):

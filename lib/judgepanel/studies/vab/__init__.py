@@ -49,6 +49,7 @@ from judgepanel.studies.vab.rankers import (
     rank_vs_direct,
     ranker_name,
     score_then_rank,
+    separate_leader,
 )
 from judgepanel.studies.vab.run import VabData, load_run, load_training_world
 from judgepanel.studies.vab.summary import (
@@ -114,6 +115,7 @@ __all__ = [
     "ranker_table",
     "read_official_results",
     "score_then_rank",
+    "separate_leader",
     "size_degradation",
     "slot_matrix",
     "standard_orders",

@@ -343,3 +343,52 @@ def rank_vs_direct(
             out["delta"] > 0, out["a"], np.where(out["delta"] < 0, out["b"], "tie")
         )
     return out
+
+
+@dataclass(frozen=True)
+class Leader:
+    """The leading judge against every other, on the same tasks.
+
+    Attributes:
+        table: :func:`rank_vs_direct` rows (leader minus each other judge).
+        order: the judges by point estimate, leader first.
+        separated: for each of ``order[1:]``, whether the leader is ahead with an interval
+            above zero and q < ``alpha``; the others are tied with it.
+    """
+
+    table: pd.DataFrame
+    order: list[str]
+    separated: list[bool]
+
+
+def separate_leader(
+    scores: pd.DataFrame,
+    judges: Sequence[str],
+    *,
+    metric: str = "tb1",
+    stat: str = "ap1",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> Leader:
+    """Whether the best judge (:func:`best_judge`) is separated from each other judge.
+
+    A page may call the leader the most accurate only when it is separated from every
+    other judge; otherwise the wording layer names the judges tied with it.
+    """
+    lead = best_judge(scores, judges, metric=metric, stat=stat)
+    rivals = [j for j in judges if j != lead]
+    table = rank_vs_direct(
+        scores,
+        [(lead, j) for j in rivals],
+        metrics=(metric,),
+        stats=(stat,),
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    order = [lead, *table.sort_values("value_b", ascending=False, kind="stable")["b"]]
+    separated = [
+        bool(((table["b"] == j) & (table["ci_low"] > 0) & (table["q"] < alpha)).any())
+        for j in order[1:]
+    ]
+    return Leader(table, order, separated)
