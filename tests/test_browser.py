@@ -18,8 +18,10 @@ from browse import (
     inspect,
     pages_of,
 )
+from report_checks import computed_sentences
 
 from judgepanel.report.execute import ReportRequest, run_report
+from judgepanel.stats.wording import prose_problems
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
@@ -90,6 +92,19 @@ def test_every_page_reads_well_offline(browser, quick_report: Path, small_projec
     index = (quick_report / "index.html").read_text(encoding="utf-8")
     assert str(small_project.root) not in index
     assert len(list(screens.glob("*.png"))) == len(pages)
+
+
+def test_every_computed_sentence_of_the_quick_report_keeps_the_conventions(quick_report: Path):
+    """The wording conventions (README), over every headline and computed sentence."""
+    problems, read = [], 0
+    for executed in sorted(quick_report.glob("test-*/*.ipynb")):
+        for where, text in computed_sentences(executed.parent, executed.stem):
+            read += 1
+            problems += [
+                f"{executed.parent.name}/{executed.stem} {where}: {p}" for p in prose_problems(text)
+            ]
+    assert read > 50, read  # the report was read, not skipped
+    assert problems == [], "\n".join(problems)
 
 
 def test_the_explorer_filters_when_typed_into(browser, quick_report: Path) -> None:
