@@ -90,6 +90,7 @@ def runs_yaml(root: Path) -> dict:
                     "headroom_resamples": 200,
                     "ceiling_splits": 50,
                     "imagestats_cache": str(root / "cache"),
+                    "logprob_datasets": {"eva": "eva-logprob"},  # para has none: said so
                 },
             },
             "test-logprob": {

@@ -92,13 +92,39 @@ def _check_04(tables: Path, markdown: str) -> None:
     assert f"ρ {dep:.3f}" in markdown and "Fitted on 20 images of eva" in markdown
     where = "inside" if oof["ci_low"] <= dep <= oof["ci_high"] else "outside"
     assert f"{where} the out-of-fold interval [{oof['ci_low']:.3f}" in markdown
+    # section 9's cheaper design: eva has logprob calls (k = 6, R = 2), para none
+    cheap = pd.read_csv(tables / "table_recipe_logprob.csv")
+    assert list(cheap["dataset"]) == ["eva", "eva"]
+    single, panel = cheap.iloc[0], cheap.iloc[1]
+    assert single["option"].startswith("best single (") and panel["option"] == "pre-declared panel"
+    assert (single["sampled_calls_per_image"], single["expected_calls_per_image"]) == (6, 1)
+    assert (panel["sampled_calls_per_image"], panel["expected_calls_per_image"]) == (48, 18)
+    assert (cheap["offered"] == (cheap["ci_low"] > -cheap["margin"])).all()
+    assert (cheap["expected_usd_per_1000"] < cheap["sampled_usd_per_1000"]).all()
+    assert "para: no logprob run is named" in markdown
 
 
 def _check_09(tables: Path, markdown: str) -> None:
     designs = pd.read_csv(tables / "table_logprob_designs.csv")
-    # the small project's eva design: k = 6, so one sample, means of 2 and 5, the expected score
-    assert set(designs["design"]) == {"one sample", "mean of 2", "mean of 5", "expected score"}
-    assert designs.groupby(["family", "metric"]).size().eq(4).all()
+    # the small project's eva design: k = 6, so one sample, means of 2, 5 and 6, the expected score
+    names = {"one sample", "mean of 2", "mean of 5", "mean of 6", "expected score"}
+    assert set(designs["design"]) == names
+    assert designs.groupby(["family", "metric"]).size().eq(5).all()
+    fused = pd.read_csv(tables / "table_logprob_fused.csv")
+    calls = fused[fused["metric"] == "spearman"].set_index("design")["calls_per_image"]
+    # the three pre-declared families, k holistic and min(k, R = 2) per dimension each
+    assert calls.to_dict() == {
+        "1 holistic, 1 per dimension": 18,
+        "2 holistic, 2 per dimension": 36,
+        "5 holistic, 2 per dimension": 45,
+        "6 holistic, 2 per dimension": 48,
+        "expected score": 18,
+    }
+    assert (fused["n"] == 40).all()
+    gran = pd.read_csv(tables / "table_logprob_granularity.csv")
+    assert set(gran["design"]) == {"mean of 6", "expected score"}
+    assert len(pd.read_csv(tables / "table_logprob_closest.csv")) == 5
+    assert "(H+P_gb) on expected scores is closest in ρ" in markdown
     sources = pd.read_csv(tables / "table_logprob_sources.csv").set_index(["family", "kind"])
     assert sources.loc[("ember", "holistic_logprob"), "fallback_share"] == 1.0  # sends none
     assert sources.loc[("aurora", "holistic_logprob"), "fallbacks"] == 0

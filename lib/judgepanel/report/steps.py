@@ -51,6 +51,17 @@ def data_keys(run: Run) -> frozenset[DataKey]:
     return frozenset((run.profile.name, name) for name in run.datasets)
 
 
+def read_keys(run: Run) -> frozenset[DataKey]:
+    """What a run's notebooks read from the store: its datasets, and every other dataset of
+    its profile that a parameter names (09's ``sampled_dataset``, 04's
+    ``logprob_datasets``, 05's ``fusion_train``), as a string or a mapping's values."""
+    named: set[str] = set()
+    for value in run.parameters.values():
+        values = value.values() if isinstance(value, dict) else [value]
+        named |= {v for v in values if isinstance(v, str) and v in run.profile.datasets}
+    return data_keys(run) | frozenset((run.profile.name, name) for name in named)
+
+
 def score_step(config: Config, run: Run, spent: dict[str, float]) -> RunSummary:
     """Score one run before the notebooks that read it; stop the report if it was cut short.
 
@@ -133,7 +144,7 @@ def report_steps(
             job = Job(
                 len(steps),
                 f"{run.name}/{name}",
-                data_keys(run),
+                read_keys(run),
                 writes=endpoint and may_score(run, name),
                 after=frozenset(links),
                 expected=earlier[name].seconds

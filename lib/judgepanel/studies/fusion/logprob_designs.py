@@ -12,15 +12,23 @@ paired. A design's cost is its calls per image times the mean cost of such a cal
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgepanel.stats import bootstrap_arms, bootstrap_p, kendall_b, percentile_ci, spearman
+from judgepanel.studies.fusion.compare import compare_pairs
 from judgepanel.studies.fusion.logprob import logprob_summary
+from judgepanel.studies.fusion.robustness.granularity import round_half_up, tied_pair_share
 
 KS: tuple[int, ...] = (1, 2, 5, 10, 25)
-"""The numbers of samples averaged, as far as the design's k allows."""
+"""The numbers of samples averaged, as far as the design's k allows (its k is added)."""
+
+
+def ks_of(k_max: int) -> list[int]:
+    """The k of :data:`KS` up to the design's ``k_max``, and ``k_max`` itself."""
+    return sorted({k for k in KS if k <= k_max} | {k_max})
 
 EXPECTED = "expected score"
 """The design name of one logprob call's expected score."""
@@ -39,7 +47,7 @@ def design_scores(calls: pd.DataFrame, k_max: int, temperature: float) -> pd.Dat
     ok = calls[(calls["status"] == "ok") & (calls["temperature"] == temperature)]
     sampled = ok[ok["kind"] == "holistic"].sort_values("repetition")
     rows = []
-    for k in (k for k in KS if k <= k_max):
+    for k in ks_of(k_max):
         first = sampled[sampled["repetition"] < k]
         g = first.groupby(["family", "item"])["value"].agg(["mean", "count"]).reset_index()
         g = g[g["count"] == k]
@@ -81,7 +89,7 @@ def design_accuracy(
                     "ci_low": lo,
                     "ci_high": hi,
                 }
-                row.update(_versus(boot, arms, y, fn, ref, j))
+                row.update(versus(boot, arms, y, fn, ref, j))
                 rows.append(row)
     return pd.DataFrame(rows)
 
@@ -90,8 +98,11 @@ def _order(g: pd.DataFrame) -> list[str]:
     return list(g.sort_values("calls_per_image")["design"].drop_duplicates())
 
 
-def _versus(boot, arms, y, fn, ref: int | None, j: int) -> dict[str, float]:
-    """The expected score minus design ``j``: estimate, paired interval and p."""
+def versus(
+    boot: np.ndarray, arms: np.ndarray, y: np.ndarray, fn: Any, ref: int | None, j: int
+) -> dict[str, float]:
+    """Arm ``ref`` (the expected score) minus arm ``j`` on shared bootstrap resamples
+    (``boot``, one column per arm): estimate, paired interval and two-sided p."""
     if ref is None or ref == j:
         return {"delta": math.nan, "delta_low": math.nan, "delta_high": math.nan, "p": math.nan}
     d = boot[:, ref] - boot[:, j]
@@ -128,7 +139,7 @@ def matching_families(accuracy: pd.DataFrame, fallbacks: pd.Series, k_max: int) 
     """The families whose model sent logprobs and whose expected score's ρ is not told apart
     from the mean of the most samples (the paired interval of the difference covers zero)."""
     rho = accuracy[accuracy["metric"] == "spearman"].set_index(["family", "design"])
-    most = mean_of(max(k for k in KS if k <= k_max))
+    most = mean_of(k_max)
     out = []
     for family in sorted(f for f, s in fallbacks.items() if s < 1.0):
         row = rho.loc[(family, most)]
@@ -143,7 +154,7 @@ def describe_designs(
     """The takeaway, computed: where one logprob call shows no detectable difference from the
     mean of the most samples (see ``matching_families``), and at what share of its cost."""
     cost = costs.set_index(["family", "design"])["usd_per_1000_images"]
-    most = mean_of(max(k for k in KS if k <= k_max))
+    most = mean_of(k_max)
     with_lp = sorted(f for f, s in fallbacks.items() if s < 1.0)
     without = sorted(f for f, s in fallbacks.items() if s >= 1.0)
     same = matching_families(accuracy, fallbacks, k_max)
@@ -168,3 +179,43 @@ def _span(values: list[float]) -> str:
     """``values`` as one percentage, or the range they span."""
     lo, hi = f"{min(values):.0%}", f"{max(values):.0%}"
     return lo if lo == hi else f"{lo} to {hi}"
+
+
+def granularity(
+    scores: pd.DataFrame, human: pd.Series, k_max: int, *, n_resamples: int, seed: int
+) -> pd.DataFrame:
+    """Seed 000's "Spearman rewards granularity" with the expected score beside the mean of
+    the most samples: per family and design, the metric of the score as it is and rounded
+    half-up to the integer scale, their difference (``delta``, the part that is de-tying)
+    with its paired interval and one-sided p (the unrounded score is better), and the
+    share of image pairs tied before and after rounding."""
+    most = mean_of(k_max)
+    rows = []
+    for family, g in scores[scores["design"].isin([most, EXPECTED])].groupby("family"):
+        wide = g.pivot(index="item", columns="design", values="score").dropna()
+        wide = wide.loc[wide.index.intersection(human.index)]
+        y = human.loc[wide.index].to_numpy(float)
+        arms, pairs = {}, []
+        for design in (d for d in (most, EXPECTED) if d in wide.columns):
+            arms[design] = wide[design].to_numpy(float)
+            arms[f"{design} rounded"] = round_half_up(arms[design])
+            pairs.append((design, f"{design} rounded"))
+        tests = compare_pairs(y, arms, pairs, n_resamples=n_resamples, seed=seed)
+        for t in tests.itertuples():
+            rows.append(
+                {
+                    "family": family,
+                    "design": t.arm,
+                    "metric": t.metric,
+                    "n": t.n,
+                    "as_is": t.value,
+                    "rounded": t.comparator_value,
+                    "delta": t.delta,
+                    "ci_low": t.ci_low,
+                    "ci_high": t.ci_high,
+                    "p": t.p,
+                    "tied_as_is": tied_pair_share(arms[t.arm]),
+                    "tied_rounded": tied_pair_share(arms[t.comparator]),
+                }
+            )
+    return pd.DataFrame(rows)

@@ -43,6 +43,11 @@ class FusionParameters(StudyParameters):
         logprob_min_mass: the valid mass below which a logprob answer falls back.
         sampled_dataset: 09's dataset whose k sampled holistic scores of the same images
             the logprob calls are compared with (``None``: the run's own).
+        logprob_datasets: 04's dataset -> the profile's dataset holding logprob calls of
+            its images; the recipe then offers one logprob call per prompt where the
+            expected score loses at most ``logprob_margin`` in ρ.
+        logprob_margin: the loss in ρ the recipe accepts for the cheaper design, stated
+            before the comparison (the lower end of the 95% interval must lie above −it).
     """
 
     score: bool = True
@@ -66,3 +71,5 @@ class FusionParameters(StudyParameters):
     logprobs_mode: LogprobsMode = "unknown"
     logprob_min_mass: float = Field(MIN_VALID_MASS, ge=0.0, le=1.0)
     sampled_dataset: str | None = None
+    logprob_datasets: dict[str, str] = Field(default_factory=dict)
+    logprob_margin: float = Field(0.02, gt=0.0, lt=1.0)

@@ -1,0 +1,307 @@
+"""The fused arm fed expected scores: H+P_gb of one logprob call per prompt against H+P_gb
+of k sampled answers per prompt.
+
+Seed 000's fused arm reads each family's holistic mean and its five dimension means. Its
+sampled design "k per prompt" averages the first k answers of every prompt, capped at the
+scoring design's repetitions of that prompt (k holistic, R per dimension), so one sample
+per prompt costs the same six calls per image and family as the expected-score design's six
+logprob calls. Every design's features go through the same out-of-fold combiner on the same
+images, and ρ and τ_b carry intervals from one bootstrap over images shared by every
+design, so each difference from the expected score is paired.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.stats import bootstrap_arms, percentile_ci, wording
+from judgepanel.studies.fusion.blocks import gb_combiner, oof_predict
+from judgepanel.studies.fusion.logprob_designs import EXPECTED, METRICS, ks_of, mean_of, versus
+
+HOLISTIC_KINDS = {"sampled": "holistic", "expected": "holistic_logprob"}
+DIMENSION_KINDS = {"sampled": "dimension", "expected": "dimension_logprob"}
+
+
+def per_prompt(k: int, dimension_r: int) -> str:
+    """The design name of the fused arm fed the mean of the first ``k`` holistic answers
+    and of the first ``min(k, dimension_r)`` answers per dimension."""
+    return f"{k} holistic, {min(k, dimension_r)} per dimension"
+
+
+def _wide(rows: pd.DataFrame, families: Sequence[str], design: str) -> pd.DataFrame:
+    """Item × ``family`` / ``family:dimension`` columns, holistic first, as hp_design has them."""
+    h = rows[rows["dimension"].isna()].pivot_table(index="item", columns="family", values="score")
+    d = rows[rows["dimension"].notna()].pivot_table(
+        index="item", columns=["family", "dimension"], values="score"
+    )
+    cols_h = [f for f in families]
+    cols_d = [(f, dim) for f in families for dim in DIMENSIONS]
+    missing = [c for c in cols_h if c not in h.columns] + [
+        f"{f}:{dim}" for f, dim in cols_d if (f, dim) not in d.columns
+    ]
+    if missing:
+        raise ValueError(f"the {design} design has no scores of {missing[:5]}; score its run first")
+    d = d[cols_d]
+    d.columns = [f"{f}:{dim}" for f, dim in cols_d]
+    return pd.concat([h[cols_h], d], axis=1)
+
+
+def fused_features(
+    calls: pd.DataFrame,
+    families: Sequence[str],
+    *,
+    k: int | None,
+    dimension_r: int,
+    temperature: float,
+) -> pd.DataFrame:
+    """The H+P feature matrix of one design (``k=None``: the expected-score design).
+
+    A sampled feature is the mean of the prompt's first ``min(k, repetitions)`` answers
+    and is missing unless every one of them is ok; an expected feature is the logprob
+    call's stored value (its one sample where it fell back).
+    """
+    ok = calls[(calls["status"] == "ok") & calls["family"].isin(list(families))]
+    if k is None:
+        rows = ok[ok["kind"].isin(["holistic_logprob", "dimension_logprob"])]
+        holistic = rows["kind"] == "holistic_logprob"
+        rows = rows.assign(score=rows["value"], dimension=rows["dimension"].where(~holistic))
+        return _wide(rows, families, EXPECTED)
+    ok = ok[ok["temperature"] == temperature]
+    parts = []
+    for kind, reps in (("holistic", k), ("dimension", min(k, dimension_r))):
+        first = ok[(ok["kind"] == kind) & (ok["repetition"] < reps)]
+        keys = ["family", "item"] + (["dimension"] if kind == "dimension" else [])
+        g = first.groupby(keys)["value"].agg(["mean", "count"]).reset_index()
+        g = g[g["count"] == reps].rename(columns={"mean": "score"})
+        if kind == "holistic":
+            g["dimension"] = None
+        parts.append(g)
+    return _wide(pd.concat(parts, ignore_index=True), families, per_prompt(k, dimension_r))
+
+
+def design_calls(k: int | None, dimension_r: int) -> tuple[int, int]:
+    """(holistic, dimension) calls per image and family of a design (``None``: expected)."""
+    if k is None:
+        return 1, len(DIMENSIONS)
+    return k, len(DIMENSIONS) * min(k, dimension_r)
+
+
+@dataclass(frozen=True)
+class FusedDesigns:
+    """Out-of-fold H+P_gb predictions of each design on the images every design scored."""
+
+    y: pd.Series
+    arms: dict[str, np.ndarray]
+    ks: dict[str, int | None]
+
+
+def fused_designs(
+    calls: pd.DataFrame,
+    human: pd.Series,
+    families: Sequence[str],
+    *,
+    k_max: int,
+    dimension_r: int,
+    temperature: float,
+    n_jobs: int | None = None,
+) -> FusedDesigns:
+    """H+P_gb of ``families`` fed each design's features, fitted out of fold on the images
+    that every design and the human mean cover (so all arms see the same images)."""
+    ks: dict[str, int | None] = {per_prompt(k, dimension_r): k for k in ks_of(k_max)}
+    ks[EXPECTED] = None
+    features = {
+        name: fused_features(calls, families, k=k, dimension_r=dimension_r, temperature=temperature)
+        for name, k in ks.items()
+    }
+    common = human.dropna().index
+    for x in features.values():
+        common = common.intersection(x.dropna().index)
+    common = common.sort_values()
+    if len(common) < 10:
+        raise ValueError(
+            f"only {len(common)} images have every design's features for {list(families)}; "
+            "score the logprob run and the sampled run on the same images first"
+        )
+    y = human.loc[common].astype(float)
+    arms = {
+        name: oof_predict(gb_combiner(), x.loc[common], y, n_jobs=n_jobs)
+        for name, x in features.items()
+    }
+    return FusedDesigns(y, arms, ks)
+
+
+def fused_accuracy(
+    fused: FusedDesigns,
+    calls: pd.DataFrame,
+    families: Sequence[str],
+    *,
+    dimension_r: int,
+    n_resamples: int,
+    seed: int,
+) -> pd.DataFrame:
+    """Per design and metric: H+P_gb's estimate with its 95% interval, the expected score
+    minus this design (``delta``) with its paired interval and two-sided ``p``, and the
+    design's calls and dollars per 1,000 images for the whole panel."""
+    names = list(fused.arms)
+    y = fused.y.to_numpy(float)
+    arms = np.vstack([fused.arms[n] for n in names])
+    ref = names.index(EXPECTED)
+    unit = _unit_costs(calls)
+    rows = []
+    for metric, fn in METRICS.items():
+        boot = bootstrap_arms(y, arms, metric, n_resamples=n_resamples, seed=seed)
+        for j, name in enumerate(names):
+            lo, hi = percentile_ci(boot[:, j][np.isfinite(boot[:, j])])
+            hol, dim = design_calls(fused.ks[name], dimension_r)
+            expected = fused.ks[name] is None
+            mode = "expected" if expected else "sampled"
+            hk, dk = HOLISTIC_KINDS[mode], DIMENSION_KINDS[mode]
+            usd = sum(
+                hol * unit.get((f, hk), math.nan) + dim * unit.get((f, dk), math.nan)
+                for f in families
+            )
+            row = {
+                "arm": "H+P_gb",
+                "design": name,
+                "k": math.nan if expected else fused.ks[name],
+                "calls_per_image": len(families) * (hol + dim),
+                "metric": metric,
+                "n": len(y),
+                "estimate": float(fn(y, arms[j])),  # type: ignore[operator]
+                "ci_low": lo,
+                "ci_high": hi,
+            }
+            row.update(versus(boot, arms, y, fn, ref, j))
+            row["usd_per_1000_images"] = 1000.0 * usd
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _unit_costs(calls: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """Mean cost of one ok call, per family and prompt kind."""
+    ok = calls[calls["status"] == "ok"]
+    return {k: float(v) for k, v in ok.groupby(["family", "kind"])["cost"].mean().items()}
+
+
+def closest_design(accuracy: pd.DataFrame, metric: str = "spearman") -> pd.Series:
+    """The sampled design whose metric is closest to the expected score's (smallest
+    |delta|; the fewest calls on a tie), with its paired interval of the difference."""
+    rows = accuracy[(accuracy["metric"] == metric) & (accuracy["design"] != EXPECTED)]
+    if rows.empty:
+        raise ValueError("no sampled design to compare the expected score with")
+    order = rows.assign(gap=rows["delta"].abs()).sort_values(["gap", "calls_per_image"])
+    return order.iloc[0]
+
+
+def describe_closest(row: pd.Series, *, what: str, symbol: str = "Δρ") -> str:
+    """The closest sampled design in words: which, and what the interval allows."""
+    d = wording.Difference(
+        float(row["delta"]), float(row["delta_low"]), float(row["delta_high"]), float(row["p"])
+    )
+    verdict = wording.describe_difference(d, "the expected scores", "those answers", symbol=symbol)
+    return (
+        f"{what} on expected scores is closest in ρ to the same arm on sampled answers "
+        f"({row['design']}): {verdict}"
+    )
+
+
+@dataclass(frozen=True)
+class CheaperDesign:
+    """Whether the expected-score design may replace a sampled one, by a margin stated in
+    advance: it is offered when the lower end of the 95% interval of (expected − sampled)
+    lies above ``−margin``."""
+
+    option: str
+    sampled: str
+    delta: float
+    low: float
+    high: float
+    margin: float
+    sampled_usd: float
+    expected_usd: float
+    sampled_calls: int
+    expected_calls: int
+
+    @property
+    def offered(self) -> bool:
+        return bool(math.isfinite(self.low) and self.low > -self.margin)
+
+    @property
+    def text(self) -> str:
+        m = wording.number(self.margin, 2)
+        ci = wording.interval(self.low, self.high, signed=True)
+        calls = "call" if self.expected_calls == 1 else "calls"
+        cost = (
+            f"{self.expected_calls} {calls} per image (${self.expected_usd:.2f} per 1,000 "
+            f"images) instead of {self.sampled_calls} (${self.sampled_usd:.2f})"
+        )
+        if self.offered:
+            return (
+                f"{self.option}: one logprob call per prompt may replace the sampled design "
+                f"({self.sampled}), at {cost}; the expected score loses at most {m} in ρ, the "
+                f"margin stated beforehand (Δρ = {wording.number(self.delta, signed=True)} {ci})"
+            )
+        return (
+            f"{self.option}: the sampled design ({self.sampled}) stays; the expected score's "
+            f"Δρ = {wording.number(self.delta, signed=True)} {ci} reaches below −{m}, the "
+            f"margin stated beforehand, so the cheaper design ({cost}) is not offered"
+        )
+
+    def as_row(self) -> dict[str, object]:
+        return {
+            "option": self.option,
+            "sampled_design": self.sampled,
+            "delta": self.delta,
+            "ci_low": self.low,
+            "ci_high": self.high,
+            "margin": self.margin,
+            "offered": self.offered,
+            "sampled_calls_per_image": self.sampled_calls,
+            "expected_calls_per_image": self.expected_calls,
+            "sampled_usd_per_1000": self.sampled_usd,
+            "expected_usd_per_1000": self.expected_usd,
+            "text": self.text,
+        }
+
+
+def cheaper_design(
+    accuracy: pd.DataFrame, *, option: str, sampled: str, margin: float
+) -> CheaperDesign:
+    """The expected-score design against the ``sampled`` design of one accuracy table
+    (``fused_accuracy`` or ``logprob_designs.design_accuracy`` with its costs merged)."""
+    rho = accuracy[accuracy["metric"] == "spearman"].set_index("design")
+    if sampled not in rho.index or EXPECTED not in rho.index:
+        raise ValueError(f"{option}: the table lacks the {sampled!r} or the expected-score design")
+    s, e = rho.loc[sampled], rho.loc[EXPECTED]
+    return CheaperDesign(
+        option=option,
+        sampled=sampled,
+        delta=float(s["delta"]),
+        low=float(s["delta_low"]),
+        high=float(s["delta_high"]),
+        margin=margin,
+        sampled_usd=float(s["usd_per_1000_images"]),
+        expected_usd=float(e["usd_per_1000_images"]),
+        sampled_calls=int(s["calls_per_image"]),
+        expected_calls=int(e["calls_per_image"]),
+    )
+
+
+__all__ = [
+    "CheaperDesign",
+    "FusedDesigns",
+    "cheaper_design",
+    "closest_design",
+    "design_calls",
+    "fused_accuracy",
+    "fused_designs",
+    "fused_features",
+    "mean_of",
+    "per_prompt",
+]

@@ -1,0 +1,219 @@
+"""The fused arm on expected scores (09 and 04's recipe): its features, its costs, the
+closest sampled design and the cheaper design the recipe offers by a stated margin."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+
+from judgepanel.core.config import load_config
+from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.report.steps import data_keys, read_keys
+from judgepanel.studies.fusion import logprob_designs as lpd
+from judgepanel.studies.fusion import logprob_fused as lpf
+
+FAMS = ["aurora", "basalt"]
+COST = {"holistic": 1e-4, "dimension": 2e-4, "holistic_logprob": 3e-4, "dimension_logprob": 5e-4}
+
+
+def _calls(
+    n_images: int = 40, k: int = 5, r: int = 2, seed: int = 0
+) -> tuple[pd.DataFrame, pd.Series]:
+    """Sampled and logprob calls of two families whose scores follow a latent quality."""
+    rng = np.random.default_rng(seed)
+    quality = rng.normal(size=n_images)
+    items = [f"img{i:03d}" for i in range(n_images)]
+    rows = []
+
+    def add(kind, family, item, q, rep, dimension=None, expected=False):
+        value = 5.5 + 1.5 * q + (0.3 if expected else 1.2) * rng.normal()
+        value = value if expected else float(np.clip(np.round(value), 1, 10))
+        rows.append(
+            {
+                "dataset": "d",
+                "item": item,
+                "family": family,
+                "kind": kind,
+                "dimension": dimension,
+                "repetition": rep,
+                "temperature": 0.3,
+                "value": value,
+                "status": "ok",
+                "cost": COST[kind],
+            }
+        )
+
+    for family in FAMS:
+        for item, q in zip(items, quality, strict=True):
+            for rep in range(k):
+                add("holistic", family, item, q, rep)
+            add("holistic_logprob", family, item, q, 0, expected=True)
+            for dim in DIMENSIONS:
+                for rep in range(r):
+                    add("dimension", family, item, q, rep, dim)
+                add("dimension_logprob", family, item, q, 0, dim, expected=True)
+    human = pd.Series(5 + quality + 0.3 * rng.normal(size=n_images), index=items)
+    return pd.DataFrame(rows), human
+
+
+def test_sampled_features_average_the_first_k_answers_capped_at_r_per_dimension() -> None:
+    calls, _ = _calls(n_images=12, k=5, r=2)
+    x = lpf.fused_features(calls, FAMS, k=5, dimension_r=2, temperature=0.3)
+    assert list(x.columns[:2]) == FAMS and x.shape == (12, 2 + 2 * len(DIMENSIONS))
+    sub = calls[(calls["family"] == "basalt") & (calls["item"] == "img003")]
+    hol = sub[sub["kind"] == "holistic"]["value"].mean()
+    dim = sub[(sub["kind"] == "dimension") & (sub["dimension"] == DIMENSIONS[1])]["value"].mean()
+    assert x.loc["img003", "basalt"] == pytest.approx(hol)
+    assert x.loc["img003", f"basalt:{DIMENSIONS[1]}"] == pytest.approx(dim)
+    one = lpf.fused_features(calls, FAMS, k=1, dimension_r=2, temperature=0.3)
+    first = sub[(sub["kind"] == "holistic") & (sub["repetition"] == 0)]["value"].iloc[0]
+    assert one.loc["img003", "basalt"] == first
+
+
+def test_a_failed_sample_leaves_its_image_without_that_design() -> None:
+    calls, _ = _calls(n_images=12)
+    hit = (calls["item"] == "img002") & (calls["kind"] == "holistic") & (calls["repetition"] == 3)
+    calls.loc[hit & (calls["family"] == "aurora"), "status"] = "failed"
+    x = lpf.fused_features(calls, FAMS, k=5, dimension_r=2, temperature=0.3)
+    assert math.isnan(x.loc["img002", "aurora"])
+    x2 = lpf.fused_features(calls, FAMS, k=2, dimension_r=2, temperature=0.3)
+    assert not math.isnan(x2.loc["img002", "aurora"])  # only the first two are read
+
+
+def test_expected_features_are_the_logprob_values_and_a_missing_family_is_named() -> None:
+    calls, _ = _calls(n_images=12)
+    x = lpf.fused_features(calls, FAMS, k=None, dimension_r=2, temperature=0.3)
+    row = calls[
+        (calls["kind"] == "dimension_logprob")
+        & (calls["family"] == "aurora")
+        & (calls["item"] == "img005")
+        & (calls["dimension"] == DIMENSIONS[0])
+    ]
+    assert x.loc["img005", f"aurora:{DIMENSIONS[0]}"] == row["value"].iloc[0]
+    with pytest.raises(ValueError, match="cobalt"):
+        lpf.fused_features(calls, [*FAMS, "cobalt"], k=None, dimension_r=2, temperature=0.3)
+
+
+def test_fused_accuracy_pairs_every_design_and_costs_the_whole_panel() -> None:
+    calls, human = _calls(n_images=60)
+    fused = lpf.fused_designs(calls, human, FAMS, k_max=5, dimension_r=2, temperature=0.3)
+    acc = lpf.fused_accuracy(fused, calls, FAMS, dimension_r=2, n_resamples=300, seed=1)
+    rho = acc[acc["metric"] == "spearman"].set_index("design")
+    assert list(rho.index) == [
+        "1 holistic, 1 per dimension",
+        "2 holistic, 2 per dimension",
+        "5 holistic, 2 per dimension",
+        lpd.EXPECTED,
+    ]
+    # calls per image: families x (k + 5 min(k, R)); the expected design one call per prompt
+    assert rho["calls_per_image"].tolist() == [2 * 6, 2 * 12, 2 * 15, 2 * 6]
+    usd = 1000 * 2 * (5 * COST["holistic"] + 10 * COST["dimension"])
+    assert rho.loc["5 holistic, 2 per dimension", "usd_per_1000_images"] == pytest.approx(usd)
+    assert rho.loc[lpd.EXPECTED, "usd_per_1000_images"] == pytest.approx(
+        1000 * 2 * (COST["holistic_logprob"] + 5 * COST["dimension_logprob"])
+    )
+    expected = fused.arms[lpd.EXPECTED]
+    assert rho.loc[lpd.EXPECTED, "estimate"] == pytest.approx(
+        spearmanr(fused.y, expected).statistic
+    )
+    one = rho.loc["1 holistic, 1 per dimension"]
+    assert one["delta"] == pytest.approx(rho.loc[lpd.EXPECTED, "estimate"] - one["estimate"])
+    assert one["delta_low"] <= one["delta"] <= one["delta_high"]
+    assert math.isnan(rho.loc[lpd.EXPECTED, "delta"])
+
+
+def test_too_few_common_images_is_a_clear_error() -> None:
+    calls, human = _calls(n_images=12)
+    logprob = calls["kind"].str.endswith("logprob")
+    with pytest.raises(ValueError, match="the expected score design has no scores of"):
+        lpf.fused_designs(calls[~logprob], human, FAMS, k_max=5, dimension_r=2, temperature=0.3)
+    with pytest.raises(ValueError, match="only 8 images have every design"):
+        lpf.fused_designs(calls, human.iloc[:8], FAMS, k_max=5, dimension_r=2, temperature=0.3)
+
+
+def _table(deltas: dict[str, float], calls: dict[str, int]) -> pd.DataFrame:
+    rows = [
+        {
+            "design": d,
+            "metric": "spearman",
+            "delta": x,
+            "delta_low": x - 0.05,
+            "delta_high": x + 0.05,
+            "p": 0.5,
+            "calls_per_image": calls[d],
+            "usd_per_1000_images": float(calls[d]),
+        }
+        for d, x in deltas.items()
+    ]
+    rows.append(
+        {
+            "design": lpd.EXPECTED,
+            "metric": "spearman",
+            "delta": math.nan,
+            "delta_low": math.nan,
+            "delta_high": math.nan,
+            "p": math.nan,
+            "calls_per_image": 1,
+            "usd_per_1000_images": 1.0,
+        }
+    )
+    return pd.DataFrame(rows)
+
+
+def test_the_closest_design_is_the_smallest_gap_and_the_cheaper_on_a_tie() -> None:
+    table = _table(
+        {"one sample": 0.08, "mean of 2": -0.02, "mean of 5": 0.02},
+        {"one sample": 1, "mean of 2": 2, "mean of 5": 5},
+    )
+    assert lpf.closest_design(table)["design"] == "mean of 2"
+    text = lpf.describe_closest(lpf.closest_design(table), what="H+P_gb")
+    assert "(mean of 2)" in text and "no detectable difference" in text
+
+
+@pytest.mark.parametrize(("delta", "offered"), [(0.0, False), (0.04, True), (0.031, True)])
+def test_the_cheaper_design_is_offered_only_inside_the_stated_margin(delta, offered) -> None:
+    # the interval is delta ± 0.05, so its lower end clears −0.02 only when delta > 0.03
+    table = _table({"mean of 5": delta}, {"mean of 5": 5})
+    choice = lpf.cheaper_design(table, option="best single", sampled="mean of 5", margin=0.02)
+    assert choice.offered is offered
+    assert ("may replace" in choice.text) is offered
+    assert "1 call per image" in choice.text and "instead of 5" in choice.text
+    assert choice.as_row()["offered"] is offered
+
+
+def test_an_undefined_interval_never_offers_the_cheaper_design() -> None:
+    table = _table({"mean of 5": 0.5}, {"mean of 5": 5})
+    table.loc[0, "delta_low"] = math.nan
+    assert not lpf.cheaper_design(table, option="x", sampled="mean of 5", margin=0.02).offered
+    with pytest.raises(ValueError, match="mean of 9"):
+        lpf.cheaper_design(table, option="x", sampled="mean of 9", margin=0.02)
+
+
+def test_granularity_sets_each_design_beside_itself_rounded() -> None:
+    calls, human = _calls(n_images=50)
+    scores = lpd.design_scores(calls, 5, 0.3)
+    gran = lpd.granularity(scores, human, 5, n_resamples=300, seed=0)
+    assert set(gran["design"]) == {"mean of 5", lpd.EXPECTED}
+    rho = gran[(gran["metric"] == "spearman")].set_index(["family", "design"])
+    row = rho.loc[("aurora", lpd.EXPECTED)]
+    wide = scores[(scores["family"] == "aurora")].pivot(
+        index="item", columns="design", values="score"
+    )
+    x = wide[lpd.EXPECTED].loc[human.index]
+    assert row["as_is"] == pytest.approx(spearmanr(human, x).statistic)
+    assert row["rounded"] == pytest.approx(spearmanr(human, np.floor(x + 0.5)).statistic)
+    assert row["tied_as_is"] == 0.0 < row["tied_rounded"]  # continuous, then on the grid
+
+
+def test_a_run_reads_the_datasets_its_parameters_name(tmp_path) -> None:
+    config = load_config()
+    headroom = config.run("demo-headroom")
+    assert ("demo", "eva-logprob") in read_keys(headroom) - data_keys(headroom)
+    assert ("demo", "para-logprob") in read_keys(headroom)
+    logprob = config.run("demo-logprob")
+    assert read_keys(logprob) == {("demo", "eva-logprob"), ("demo", "eva")}
+    assert read_keys(config.run("demo-eva")) == data_keys(config.run("demo-eva"))
