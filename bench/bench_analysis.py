@@ -34,12 +34,13 @@ from judgepanel.core.config import load_config
 from judgepanel.core.prompts import VALIDATED
 from judgepanel.stats.bootstrap import RESAMPLED
 from judgepanel.studies import fusion
+from judgepanel.studies.common.combiners import fresh_oof, gb_combiner, make_folds
+from judgepanel.studies.common.fitcache import FITS
 from judgepanel.studies.fusion import ablation, mtmm, robustness, trios
-from judgepanel.studies.fusion.blocks import fresh_oof, gb_combiner, hp_design, make_folds
-from judgepanel.studies.fusion.fitcache import FITS
+from judgepanel.studies.fusion.blocks import hp_design
 
 RUNS_FILE = Path("papermill_runs.yaml")
-PROFILE, DATASET = "demo", "eva"
+RUN = "demo-eva"
 
 
 def workload(rated: fusion.RatedData, n_resamples: int, n_partitions: int) -> dict:
@@ -116,25 +117,18 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=3, help="best of this many single fits")
     args = parser.parse_args(argv)
     summary: dict = {"bench": "analysis"}
-    profile = load_config(RUNS_FILE).profile(PROFILE) if RUNS_FILE.exists() else None
-    store = Path(profile.store) if profile else None
+    config = load_config(RUNS_FILE) if RUNS_FILE.exists() else None
+    run = config.run(RUN) if config else None
+    store = Path(run.profile.store) if run else None
     if store is None or not store.exists():
         reason = f"no scored demo store at {store}; run `make report` first"
         print(f"bench_analysis skipped: {reason}")
         summary["skipped"] = reason
         print(json.dumps(summary))
         return summary
-    ref = profile.datasets[DATASET]
-    rated = fusion.load_rated(
-        DATASET,
-        ref.kind,
-        ref.root,
-        store=store,
-        runs_file=RUNS_FILE,
-        families=list(profile.families),
-    )
+    rated = fusion.load_rated(run, config, families=list(run.profile.families))
     print(
-        f"{DATASET}: {len(rated.blocks.items)} images, {rated.blocks.H.shape[1]} families; "
+        f"{rated.name}: {len(rated.blocks.items)} images, {rated.blocks.H.shape[1]} families; "
         f"B = {args.n_resamples}, {args.partitions} partitions, one worker"
     )
     plain = timed_pass(rated, args.n_resamples, args.partitions, memo=False)

@@ -38,7 +38,7 @@ from judgepanel.core.client import ClientOptions, http_transport, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.common.rubric_plan import plan_images
 
 MODEL = "sim-cobalt-v1"
 PRICES = {MODEL: Price(0.10, 0.30)}

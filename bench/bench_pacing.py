@@ -38,7 +38,7 @@ from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
-from judgepanel.studies.fusion.plan import SCORE_MAX_TOKENS, plan_images
+from judgepanel.studies.common.rubric_plan import SCORE_MAX_TOKENS, plan_images
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_client import make_images

@@ -25,7 +25,7 @@ import pandas as pd
 from judgepanel.core.client import pending_calls
 from judgepanel.core.config import ScoringDesign
 from judgepanel.core.store import CallResult, Store
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.common.rubric_plan import plan_images
 
 
 def main() -> None:

@@ -44,7 +44,7 @@ from judgepanel.core.client import reask_seed
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import SimProcess, start_sim_server
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.common.rubric_plan import plan_images
 
 FAMILIES = {"aurora": "sim-aurora-v1", "cobalt": "sim-cobalt-v1"}
 PRICES = {"sim-aurora-v1": Price(0.30, 2.50), "sim-cobalt-v1": Price(0.10, 0.30)}

@@ -17,7 +17,7 @@ from judgepanel.cli import EXIT_ERROR, EXIT_OK, main
 from judgepanel.core.config import ScoringDesign
 from judgepanel.core.store import Store
 from judgepanel.datasets.vab import image_mime, image_table, load_vab
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel_sim.world.vab import write_vab
 
 NOWHERE = "http://127.0.0.1:9/v1"

@@ -143,7 +143,7 @@ def test_notebook_08_runs_and_the_index_links_it(tiny_pool: Path, tmp_path: Path
 def test_the_heldout_truth_scores_each_replicate_on_the_images_it_did_not_use(tiny_pool: Path):
     from judgepanel.core.prompts import DIMENSIONS
     from judgepanel.stats.correlation import correlate
-    from judgepanel.studies.fusion.blocks import gb_combiner
+    from judgepanel.studies.common.combiners import gb_combiner
 
     pool = cal.load_pool(tiny_pool)
     null, _ = cal.curve_worlds(pool)

@@ -24,7 +24,7 @@ from judgepanel.core.client import ClientError, ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.retry import RetryPolicy
 from judgepanel.core.store import Store
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.common.rubric_plan import plan_images
 
 PRICES = {
     "sim-aurora-v1": Price(0.30, 2.50),
@@ -380,7 +380,7 @@ KILL_SCRIPT = textwrap.dedent(
     import pandas as pd
     from judgepanel.core.client import ClientOptions, run_calls
     from judgepanel.core.config import Price, ScoringDesign
-    from judgepanel.studies.fusion.plan import plan_images
+    from judgepanel.studies.common.rubric_plan import plan_images
     from judgepanel.core.store import Store
 
     base_url, store_path, table, samples = sys.argv[1:5]

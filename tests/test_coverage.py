@@ -10,7 +10,7 @@ import pandas as pd
 from judgepanel.core.config import ScoringDesign
 from judgepanel.core.coverage import coverage, outside_plan
 from judgepanel.core.store import CallResult, Store
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.common.rubric_plan import plan_images
 
 OK = CallResult(status="ok", parsed={"score": 6}, value=6.0)
 FAILED = CallResult(status="failed", reason="http 500 after 6 attempts", attempts=6)

@@ -16,7 +16,8 @@ from test_scoring_cli import jp_inline
 
 from judgepanel.cli import EXIT_BUDGET, EXIT_ERROR, EXIT_OK
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.studies.fusion.blocks import gb_combiner, ridge_combiner
+from judgepanel.studies.common.combiners import gb_combiner
+from judgepanel.studies.fusion.blocks import ridge_combiner
 from judgepanel.studies.fusion.deploy import (
     ARMS,
     DeployedModel,

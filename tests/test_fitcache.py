@@ -8,14 +8,14 @@ import pytest
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.model_selection import cross_val_predict
 
-from judgepanel.studies.fusion.blocks import (
+from judgepanel.studies.common.combiners import (
     gb_combiner,
     make_folds,
     oof_predict,
     oof_predict_many,
-    ridge_combiner,
 )
-from judgepanel.studies.fusion.fitcache import FITS, estimator_description, fit_key
+from judgepanel.studies.common.fitcache import FITS, estimator_description, fit_key
+from judgepanel.studies.fusion.blocks import ridge_combiner
 from judgepanel.studies.fusion.robustness.selection import dimension_groups, selecting_combiner
 
 

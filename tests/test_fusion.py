@@ -11,16 +11,14 @@ from statsmodels.stats.multitest import multipletests
 from judgepanel.core.frames import score_table
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import add_q, paired_bootstrap
+from judgepanel.studies.common.combiners import gb_combiner, make_folds, oof_predict
+from judgepanel.studies.common.features import holistic_means
 from judgepanel.studies.fusion import ablation, mtmm
 from judgepanel.studies.fusion.blocks import (
     BestColumn,
     build_blocks,
-    gb_combiner,
     holistic_block_split,
     holistic_blocks_of,
-    holistic_means,
-    make_folds,
-    oof_predict,
     panel_mean,
 )
 from judgepanel.studies.fusion.compare import COLUMNS, compare_arms, compare_pairs

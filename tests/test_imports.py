@@ -67,7 +67,7 @@ def test_visionq_errors_name_file_line_and_question(tmp_path):
 
 def test_vab_results_become_a_tidy_table():
     pred, tasks = vab.read_official_results([VAB])
-    assert set(pred["family"]) == {"sim-basalt-v1"}
+    assert set(pred["judge"]) == {"sim-basalt-v1"}
     assert len(pred) == 3 * 3 + 2 * 3 - 0  # derived rows are left out
     assert set(pred["kind"]) == {"vab_top1", "vab_bot1", "vab_tb1"}
     pair = tasks.set_index("task_id").loc["fine-art_portrait_9"]

@@ -12,7 +12,7 @@ import pytest
 from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.store import Store
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel_sim.judges.families import FAMILIES, SHARED_ERROR
 from judgepanel_sim.judges.inprocess import answer_text, families_with, score_specs
 from judgepanel_sim.world.aesthetic import knob_table, picture, sample_latents

@@ -2,10 +2,13 @@
 
 Rules (see DESIGN.md): ``stats`` and ``datasets`` stand alone; ``core`` may use them;
 the studies use ``core``, ``stats`` and ``datasets``; ``report`` and ``cli`` sit on top and
-nothing imports ``cli``. Analysis modules read tidy frames and never touch the client or
-the store (a study's ``plan`` and ``run`` modules do that for them). ``judgepanel`` never
-imports the synthetic world, except the command line forwarding to its two commands. An
-import inside a function is allowed only for the optional heavy parts listed here.
+nothing imports ``cli``. A study (``judgepanel.studies.<X>``) may import
+``judgepanel.studies.common`` but never another study, and ``common`` imports no study.
+Analysis modules read tidy frames and never touch the client or the store (a study's
+``plan`` and ``run`` modules, and the shared ``*_plan`` modules, do that for them).
+``judgepanel`` never imports the synthetic world, except the command line forwarding to
+its two commands. An import inside a function is allowed only for the optional heavy parts
+listed here.
 """
 
 from __future__ import annotations
@@ -26,24 +29,6 @@ ALLOWED_LOCAL = {
     ("judgepanel_sim.cli", "judgepanel_sim.pool"),
 }
 
-# layer -> the first-party layers it may import
-LAYERS = {
-    "judgepanel.stats": {"judgepanel.stats"},
-    "judgepanel.datasets": {"judgepanel.datasets"},
-    "judgepanel.core": {"judgepanel.core", "judgepanel.stats", "judgepanel.datasets"},
-    "judgepanel.studies": {
-        "judgepanel.core",
-        "judgepanel.stats",
-        "judgepanel.datasets",
-        "judgepanel.studies",
-    },
-    "judgepanel.report": {
-        "judgepanel.core",
-        "judgepanel.report",
-        "judgepanel.stats",
-        "judgepanel.studies",
-    },
-}
 NOT_FOR_ANALYSIS = ("judgepanel.core.client", "judgepanel.core.store", "judgepanel.core.scoring")
 
 
@@ -59,6 +44,31 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+
+STUDIES = "judgepanel.studies"
+COMMON = f"{STUDIES}.common"
+STUDY_PACKAGES = sorted(
+    {f"{STUDIES}.{m.split('.')[2]}" for m in MODULES if m.startswith(f"{STUDIES}.")} - {COMMON}
+)
+"""Every study's package (``judgepanel.studies.fusion``...), read off the source tree."""
+BELOW_STUDIES = {"judgepanel.core", "judgepanel.stats", "judgepanel.datasets"}
+
+# layer -> the first-party layers it may import; the first layer a module lies in is its own
+LAYERS = {
+    "judgepanel.stats": {"judgepanel.stats"},
+    "judgepanel.datasets": {"judgepanel.datasets"},
+    "judgepanel.core": {"judgepanel.core", "judgepanel.stats", "judgepanel.datasets"},
+    COMMON: {*BELOW_STUDIES, COMMON},
+    **{study: {*BELOW_STUDIES, COMMON, study} for study in STUDY_PACKAGES},
+    # the package itself imports every study's planner to register it
+    STUDIES: {*BELOW_STUDIES, STUDIES},
+    "judgepanel.report": {
+        "judgepanel.core",
+        "judgepanel.report",
+        "judgepanel.stats",
+        "judgepanel.studies",
+    },
+}
 
 
 def _resolve(name: str) -> str | None:
@@ -102,8 +112,21 @@ def _imports(module: str, path: Path) -> list[tuple[str, bool]]:
 GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
 
 
+def _within(module: str, package: str) -> bool:
+    """Whether ``module`` is ``package`` or lies inside it."""
+    return module == package or module.startswith(f"{package}.")
+
+
 def _layer(module: str) -> str | None:
-    return next((layer for layer in LAYERS if module.startswith(layer)), None)
+    return next((layer for layer in LAYERS if _within(module, layer)), None)
+
+
+def _wrong_imports(module: str, deps: list[tuple[str, bool]]) -> list[str]:
+    """The first-party modules ``module`` imports that its layer may not import."""
+    allowed = LAYERS[_layer(module)]
+    return sorted(
+        t for t, _ in deps if t.startswith("judgepanel") and not any(_within(t, a) for a in allowed)
+    )
 
 
 def test_the_walk_sees_the_packages():
@@ -140,13 +163,44 @@ def test_no_first_party_import_inside_a_function():
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m)))
 def test_imports_point_down(module):
-    allowed = LAYERS[_layer(module)]
-    wrong = sorted(
-        t
-        for t, _ in GRAPH[module]
-        if t.startswith("judgepanel") and not t.startswith(tuple(allowed))
-    )
+    wrong = _wrong_imports(module, GRAPH[module])
     assert wrong == [], f"{module} imports {wrong}"
+
+
+def test_every_study_is_a_layer_of_its_own():
+    assert {f"{STUDIES}.{s}" for s in ("fusion", "vab", "visionq")} <= set(STUDY_PACKAGES)
+    assert COMMON in MODULES and COMMON not in STUDY_PACKAGES
+    for study in STUDY_PACKAGES:
+        assert _layer(f"{study}.run") == study
+
+
+def test_a_study_importing_another_study_is_refused(tmp_path):
+    # The same walk as the real modules, on a source that breaks the rule in each way.
+    source = tmp_path / "fake.py"
+    source.write_text(
+        "from judgepanel.studies.common.combiners import gb_combiner\n"
+        "from judgepanel.studies.fusion.blocks import Blocks\n"
+        "import judgepanel.studies.visionq.parse\n"
+        "from judgepanel.studies import score_run\n"
+        "from judgepanel.core.config import Run\n"
+    )
+    in_vab = _imports("judgepanel.studies.vab.fake", source)
+    assert _wrong_imports("judgepanel.studies.vab.fake", in_vab) == [
+        "judgepanel.studies",
+        "judgepanel.studies.fusion.blocks",
+        "judgepanel.studies.visionq.parse",
+    ]
+    in_fusion = _imports("judgepanel.studies.fusion.fake", source)
+    assert _wrong_imports("judgepanel.studies.fusion.fake", in_fusion) == [
+        "judgepanel.studies",
+        "judgepanel.studies.visionq.parse",
+    ]
+    in_common = _imports("judgepanel.studies.common.fake", source)
+    assert _wrong_imports("judgepanel.studies.common.fake", in_common) == [
+        "judgepanel.studies",
+        "judgepanel.studies.fusion.blocks",
+        "judgepanel.studies.visionq.parse",
+    ]
 
 
 def test_nothing_imports_the_command_line():
@@ -170,6 +224,7 @@ def test_analysis_modules_read_frames_not_the_store_or_the_client():
         for m, p in MODULES.items()
         if m.startswith("judgepanel.studies.")
         and p.name not in ("__init__.py", "plan.py", "run.py")
+        and not p.name.endswith("_plan.py")
     ]
     assert len(analysis) > 15
     offenders = {

@@ -18,6 +18,7 @@ from judgepanel.studies.fusion import logprob_fused as lpf
 
 FAMS = ["aurora", "basalt"]
 COST = {"holistic": 1e-4, "dimension": 2e-4, "holistic_logprob": 3e-4, "dimension_logprob": 5e-4}
+TOKENS = {"holistic": 900, "dimension": 1000, "holistic_logprob": 1100, "dimension_logprob": 1200}
 
 
 def _calls(
@@ -44,6 +45,8 @@ def _calls(
                 "value": value,
                 "status": "ok",
                 "cost": COST[kind],
+                "prompt_tokens": TOKENS[kind] - 10,
+                "completion_tokens": 10,
             }
         )
 
@@ -113,6 +116,15 @@ def test_fused_accuracy_pairs_every_design_and_costs_the_whole_panel() -> None:
     assert rho["calls_per_image"].tolist() == [2 * 6, 2 * 12, 2 * 15, 2 * 6]
     usd = 1000 * 2 * (5 * COST["holistic"] + 10 * COST["dimension"])
     assert rho.loc["5 holistic, 2 per dimension", "usd_per_1000_images"] == pytest.approx(usd)
+    tokens = 1000 * 2 * (5 * TOKENS["holistic"] + 10 * TOKENS["dimension"])
+    assert rho.loc["5 holistic, 2 per dimension", "tokens_per_1000_images"] == pytest.approx(tokens)
+    costs = lpd.design_costs(calls, lpd.design_scores(calls, 5, 0.3)).set_index(
+        ["family", "design"]
+    )
+    assert costs.loc[("aurora", "mean of 5"), "tokens_per_1000_images"] == 5000 * TOKENS["holistic"]
+    assert costs.loc[("aurora", lpd.EXPECTED), "usd_per_1000_images"] == pytest.approx(
+        1000 * COST["holistic_logprob"]
+    )
     assert rho.loc[lpd.EXPECTED, "usd_per_1000_images"] == pytest.approx(
         1000 * 2 * (COST["holistic_logprob"] + 5 * COST["dimension_logprob"])
     )

@@ -24,9 +24,10 @@ from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.parameters import StudyParameters
 from judgepanel.core.score_logprobs import LogprobScoring, score_token
 from judgepanel.core.store import Store
+from judgepanel.studies.common.rubric_plan import LOGPROB_KINDS, plan_images
 from judgepanel.studies.fusion.logprob import logprob_summary
 from judgepanel.studies.fusion.parameters import FusionParameters
-from judgepanel.studies.fusion.plan import LOGPROB_KINDS, logprob_scoring, plan_images
+from judgepanel.studies.fusion.plan import logprob_scoring
 from judgepanel_sim.judges import inprocess
 from judgepanel_sim.judges.protocol import parse_chat
 from judgepanel_sim.judges.server import score_marginal, sim_request

@@ -246,6 +246,7 @@ def test_report_command_writes_the_index_with_headlines(small_project, tmp_path,
 
 def test_a_runs_file_without_n_images_reads_every_image(small_project, tmp_path):
     """n_images is optional: without it every rated image counts, in scoring and analysis."""
+    from judgepanel.core.config import load_config
     from judgepanel.studies import fusion
 
     raw = yaml.safe_load(small_project.runs_file.read_text())
@@ -253,10 +254,8 @@ def test_a_runs_file_without_n_images_reads_every_image(small_project, tmp_path)
         design.pop("n_images", None)
     runs_file = tmp_path / "papermill_runs.yaml"
     runs_file.write_text(yaml.safe_dump(raw))
-    ref = small_project.config.profile("test").dataset("eva")
-    rated = fusion.load_rated(
-        "eva", "eva", ref.root, store=small_project.store, runs_file=runs_file,
-        families=list(small_project.config.profile("test").families),
-    )  # fmt: skip
+    config = load_config(runs_file)
+    run = config.run("test-eva")
+    rated = fusion.load_rated(run, config, families=list(run.profile.families))
     assert rated.design.n_images is None
     assert len(rated.data.images) == 40 and len(rated.blocks.items) == 40

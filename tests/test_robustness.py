@@ -11,14 +11,9 @@ from sklearn.linear_model import LinearRegression
 
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import spearman
+from judgepanel.studies.common.combiners import gb_combiner, make_folds, oof_predict
 from judgepanel.studies.fusion import robustness as rb
-from judgepanel.studies.fusion.blocks import (
-    build_blocks,
-    gb_combiner,
-    hp_design,
-    make_folds,
-    oof_predict,
-)
+from judgepanel.studies.fusion.blocks import build_blocks, hp_design
 
 FAMILIES = ["f0", "f1", "f2"]
 

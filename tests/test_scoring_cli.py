@@ -21,7 +21,7 @@ from judgepanel.core.calls import seed_from_key
 from judgepanel.core.config import ScoringDesign
 from judgepanel.core.parsing import parse_score
 from judgepanel.core.prompts import DIMENSIONS, image_data_url, load_rubric
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.common.rubric_plan import plan_images
 
 EVA_HEADER = (
     "image_id=user_id=score=difficulty=visual=composition=quality=semantic=vote_time=1=2=3=4"

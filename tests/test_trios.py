@@ -8,8 +8,9 @@ import pytest
 
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import bh, paired_bootstrap
+from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 from judgepanel.studies.fusion import trios
-from judgepanel.studies.fusion.blocks import build_blocks, gb_combiner, oof_predict
+from judgepanel.studies.fusion.blocks import build_blocks
 
 FAMILIES = ["f0", "f1", "f2", "f3", "f4"]
 

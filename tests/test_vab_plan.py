@@ -14,7 +14,7 @@ from judgepanel.core.prompts import DIMENSIONS, load_rubric
 from judgepanel.core.scoring import plan_target, score_settings
 from judgepanel.core.settings import ClientOptions, ScoreRequest, resolve_settings
 from judgepanel.datasets import load_vab
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel.studies.vab import FUSED, PANEL, panel_families, ranker_name, score_then_rank
 from judgepanel.studies.vab.plan import plan_dataset
 from judgepanel_sim.world.vab import LATENTS_FILE, write_vab

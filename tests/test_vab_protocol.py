@@ -12,18 +12,19 @@ import pytest
 from PIL import Image
 
 from judgepanel.core.calls import AnswerError
-from judgepanel.studies.vab.metrics import accuracy_by_gold_slot, position_by_slot, task_scores
 from judgepanel.studies.vab.parse import LETTERS
+from judgepanel.studies.vab.position import accuracy_by_gold_slot, position_by_slot
+from judgepanel.studies.vab.predictions import predictions_from_store
 from judgepanel.studies.vab.protocol import (
     balanced_orders,
     build_messages,
     plan_calls,
-    predictions_from_store,
     prompt_hash,
     standard_orders,
     task_orders,
     to_original,
 )
+from judgepanel.studies.vab.scores import task_scores
 
 
 def _png(colour: tuple[int, int, int]) -> bytes:

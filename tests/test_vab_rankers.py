@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-from judgepanel.core.config import load_config
+from judgepanel.core.config import ConfigError, load_config
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import bh
 from judgepanel.studies.vab import (
@@ -17,6 +19,7 @@ from judgepanel.studies.vab import (
     fit_fused,
     image_features,
     like_for_like_pairs,
+    load_run,
     load_training_world,
     panel_scores,
     rank_vs_direct,
@@ -114,7 +117,7 @@ def test_fused_ranker_follows_what_the_training_world_rewards():
     assert out.fused is not None and out.fused.n_train == 80
     assert out.fused.features[:2] == ("f", "g")
     assert out.fused.oof_rho > 0.9  # the training world is easy: composition is the target
-    s = task_scores(out.predictions, TASKS).set_index(["family", "task_id", "metric"])
+    s = task_scores(out.predictions, TASKS).set_index(["judge", "task_id", "metric"])
     for metric in ("top1", "bot1", "tb1"):
         for task in TASKS.task_id:
             # f's holistic mean inverts quality: wrong everywhere; the fused panel learned
@@ -147,7 +150,7 @@ def test_vab_labels_never_reach_the_rankers():
     scrambled = TASKS.assign(ground_truth_best=["B", "A", "A"], ground_truth_worst=[None, "B", "B"])
     b = score_then_rank(_vab_scores(), scrambled, **kwargs)
     pd.testing.assert_frame_equal(a.image_scores, b.image_scores)
-    cols = ["task_id", "family", "kind", "repetition", "pred_best", "pred_worst"]
+    cols = ["task_id", "judge", "kind", "repetition", "pred_best", "pred_worst"]
     pd.testing.assert_frame_equal(a.predictions[cols], b.predictions[cols])
 
 
@@ -180,7 +183,7 @@ def _scores_table(values: dict[str, list[float]], metric="tb1") -> pd.DataFrame:
     rows = []
     for fam, vals in values.items():
         for i, v in enumerate(vals):
-            rows.append({"family": fam, "task_id": f"t{i}", "metric": metric, "ap1": v,
+            rows.append({"judge": fam, "task_id": f"t{i}", "metric": metric, "ap1": v,
                          "pass3": float(v == 1.0)})  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -268,14 +271,31 @@ def test_training_world_reads_the_sampled_images_and_names_a_missing_score(tmp_p
                 key = CallKey("para", item, "f", "m-f", r["kind"], r["dimension"],
                               r["repetition"], 0.3, "x", "h")  # fmt: skip
                 db.record(key, CallResult("ok", value=r["value"]))
-    where = {"profile": "t", "runs_file": config.path, "families": ["f"]}
-    scores, human = load_training_world("para", store=store, **where)
+    run = config.run("t-vab")  # its profile's store is ``store``
+    scores, human = load_training_world(run, config, "para", families=["f"])
     assert set(scores["item"]) == set(sample.images["image_id"])
     assert set(human.index) == set(sample.images["image_id"])
+    unscored = replace(run, profile=replace(run.profile, store=empty))
     with pytest.raises(ValueError, match="score that dataset's run first"):
-        load_training_world("para", store=empty, **where)
-    with pytest.raises(ValueError, match="needs per-image human ratings"):
-        load_training_world("vab", store=store, **where)
+        load_training_world(unscored, config, "para", families=["f"])
+    kind = "run 't-vab': .* needs a dataset of kind eva or para, but 'vab' is of kind 'vab'"
+    with pytest.raises(ConfigError, match=kind):
+        load_training_world(run, config, "vab", families=["f"])
+
+
+def test_each_study_refuses_a_run_whose_dataset_is_of_another_kind(tmp_path):
+    from judgepanel.studies import fusion, visionq
+
+    config = _para_world(tmp_path)
+    run = config.run("t-vab")
+    wrong = "run 't-vab': the {} needs a dataset of kind {}, but 'vab' is of kind 'vab'"
+    with pytest.raises(ConfigError, match=wrong.format("rubric-fusion study", "eva or para")):
+        fusion.load_rated(run, config, families=["f"])
+    with pytest.raises(ConfigError, match=wrong.format("VisionQ study", "visionq")):
+        visionq.load_run(run, families={"f": "m-f"}, rotations=0, seed=0)
+    para = replace(run, name="t-para", datasets=("para",))
+    with pytest.raises(ConfigError, match=r"run 't-para': the VAB study .* 'para' is of kind"):
+        load_run(para, config, families=["f"], n_orders=3, seed=0)
 
 
 def test_the_leader_is_separated_only_from_judges_its_interval_clears():
@@ -286,7 +306,7 @@ def test_the_leader_is_separated_only_from_judges_its_interval_clears():
     close[[8, 9]] = True  # two only the runner-up gets: a gap of one point
     hits = {"strong": strong, "close": close, "weak": np.arange(n) % 10 < 3}
     rows = [
-        {"task_id": f"t{i}", "family": f, "metric": "tb1", "ap1": float(h[i]), "pass3": 0.0}
+        {"task_id": f"t{i}", "judge": f, "metric": "tb1", "ap1": float(h[i]), "pass3": 0.0}
         for f, h in hits.items()
         for i in range(n)
     ]

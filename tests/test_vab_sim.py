@@ -106,13 +106,13 @@ def test_judges_beat_chance_and_show_their_slot_pull(sim_server, tasks, tmp_path
     assert (frame.status == "ok").all(), summary
     pred = predictions_from_store(frame, tasks)
     scores = task_scores(pred, tasks)
-    by_family = scores.groupby("family")[["ap1", "random_ap1"]].mean()
-    chance = by_family["random_ap1"].iloc[0]
+    by_family = scores.groupby("judge")[["ap1", "chance_ap1"]].mean()
+    chance = by_family["chance_ap1"].iloc[0]
     # The panel as a whole, and its best member by a wider margin, beat chance.
     assert by_family["ap1"].mean() > chance + 0.05
     assert by_family["ap1"].max() > chance + 0.10
     # ember and cobalt are pulled toward the first slot; the pull shows in their picks.
-    pos = position_table(pred, tasks, n_resamples=500).set_index(["family", "slot"])
+    pos = position_table(pred, tasks, n_resamples=500).set_index(["judge", "slot"])
     for family in ("cobalt", "ember"):
         assert pos.loc[(family, "first"), "delta"] > 0.1
         assert pos.loc[(family, "first"), "ci_low"] > 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from vab_rows import vab_row
 
 from judgepanel.stats import bh
 from judgepanel.studies.vab import (
@@ -38,19 +39,6 @@ TASKS = pd.DataFrame(
 )
 
 
-def _row(task, kind, rep, best=None, worst=None, status="ok", family="f", order=None):
-    return {
-        "task_id": task,
-        "family": family,
-        "kind": kind,
-        "repetition": rep,
-        "order": order,
-        "pred_best": best,
-        "pred_worst": worst,
-        "status": status,
-    }
-
-
 def test_baseline_table_per_size_and_over_the_mix():
     b = baseline_table(TASKS, n_orders=3).set_index("k")
     assert list(b.index) == ["2", "3", "4", "all"]
@@ -66,32 +54,32 @@ def test_baseline_table_per_size_and_over_the_mix():
 
 
 def _preds():
-    rows = [_row("t2", "vab_top1", r, best="A") for r in range(3)]
-    rows += [_row("t2", "vab_bot1", r, worst="B" if r else "A") for r in range(3)]
-    rows += [_row("t3", "vab_top1", r, best="B") for r in range(2)]
-    rows += [_row("t3", "vab_top1", 2, status="failed")]
-    rows += [_row("t3", "vab_bot1", r, worst="C") for r in range(3)]
-    rows += [_row("t3", "vab_tb1", r, best="B", worst="C") for r in range(3)]
-    rows += [_row("t4", "vab_top1", r, best="A") for r in range(3)]
-    rows += [_row("t4", "vab_bot1", r, worst="A") for r in range(3)]
-    rows += [_row("t4", "vab_tb1", r, best="D", worst="A") for r in range(2)]  # one missing
+    rows = [vab_row("t2", "vab_top1", r, best="A") for r in range(3)]
+    rows += [vab_row("t2", "vab_bot1", r, worst="B" if r else "A") for r in range(3)]
+    rows += [vab_row("t3", "vab_top1", r, best="B") for r in range(2)]
+    rows += [vab_row("t3", "vab_top1", 2, status="failed")]
+    rows += [vab_row("t3", "vab_bot1", r, worst="C") for r in range(3)]
+    rows += [vab_row("t3", "vab_tb1", r, best="B", worst="C") for r in range(3)]
+    rows += [vab_row("t4", "vab_top1", r, best="A") for r in range(3)]
+    rows += [vab_row("t4", "vab_bot1", r, worst="A") for r in range(3)]
+    rows += [vab_row("t4", "vab_tb1", r, best="D", worst="A") for r in range(2)]  # one missing
     return pd.DataFrame(rows)
 
 
 def test_accuracy_wide_puts_the_stats_side_by_side():
     s = task_scores(_preds(), TASKS)
     long = accuracy_table(s, n_resamples=200)
-    wide = accuracy_wide(long).set_index(["family", "metric"])
+    wide = accuracy_wide(long).set_index(["judge", "metric"])
     assert len(wide) == 3
     top = wide.loc[("f", "top1")]
     assert top.ap1 == pytest.approx((1 + 2 / 3 + 0) / 3)
     assert top.pass3 == pytest.approx(1 / 3)
-    assert top.ap1_random == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
+    assert top.ap1_chance == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
     assert top.n_failed == 1 and top.n_tasks == 3
     tb = wide.loc[("f", "tb1")]
     assert tb.ap1 == pytest.approx((1 + 1 + 2 / 3) / 3) and tb.n_missing == 1
     by = accuracy_wide(accuracy_table(s, by=["k"], n_resamples=200))
-    assert set(by.columns) >= {"family", "metric", "k", "ap1", "pass3_ci_high"}
+    assert set(by.columns) >= {"judge", "metric", "k", "ap1", "pass3_ci_high"}
     assert len(by) == 9
 
 
@@ -112,8 +100,8 @@ def _first_slot_judge(n_tasks=30, k=4, seed=0):
                      "gold_best": labels[t % k], "gold_worst": labels[(t + 1) % k]})  # fmt: skip
         for r in range(3):
             order = [labels[i] for i in rng.permutation(k)]
-            rows.append(_row(f"p{t}", "vab_top1", r, best=order[0], order=",".join(order)))
-            rows.append(_row(f"p{t}", "vab_bot1", r, worst=order[-1], order=",".join(order)))
+            rows.append(vab_row(f"p{t}", "vab_top1", r, best=order[0], order=",".join(order)))
+            rows.append(vab_row(f"p{t}", "vab_bot1", r, worst=order[-1], order=",".join(order)))
     return pd.DataFrame(rows), pd.DataFrame(gold)
 
 
@@ -132,7 +120,7 @@ def test_slot_matrix_and_q_of_the_position_table():
 
 
 def test_coverage_counts_planned_failed_and_missing():
-    c = count_comparison_calls(_preds(), TASKS, ["f", "g"]).set_index(["family", "kind"])
+    c = count_comparison_calls(_preds(), TASKS, ["f", "g"]).set_index(["judge", "kind"])
     assert c.loc[("f", "vab_top1")].tolist() == [9, 8, 1, 0]
     assert c.loc[("f", "vab_tb1")].tolist() == [6, 5, 0, 1]  # two tasks of 3+ images
     assert c.loc[("g", "vab_bot1")].tolist() == [9, 0, 0, 9]
@@ -152,7 +140,7 @@ def test_vote_costs_from_the_recorded_spend():
             if not (kind == "vab_tb1" and item_k[t] == 2)
         ]
     )  # fmt: skip
-    costs = answer_costs(frame, TASKS, repetitions=(0, 1, 2)).set_index(["family", "metric"])
+    costs = answer_costs(frame, TASKS, repetitions=(0, 1, 2)).set_index(["judge", "metric"])
     assert costs.loc[("f", "top1"), "usd_per_call"] == pytest.approx(0.001)
     assert costs.loc[("f", "top1"), "n_calls"] == 9  # repetition 3 is not a standard order
     # TB-1 is answered by the Top-1 call for the pair and by TB-1 calls for the others.
@@ -171,11 +159,11 @@ def test_calls_per_task_and_ranker_table():
     assert calls["rank:f"] == pytest.approx(mean_k * 5)
     assert calls[PANEL] == pytest.approx(mean_k * 5 * 3)
     assert calls[FUSED] == pytest.approx(mean_k * (5 + 5 * 3) * 3)
-    pred = _preds().assign(family="rank:f")
+    pred = _preds().assign(judge="rank:f")
     acc = accuracy_table(task_scores(pred, TASKS), n_resamples=100)
     ties = pd.DataFrame({"ranker": ["rank:f"], "n_tasks": [3], "n_tied": [1], "n_failed": [0]})
     tab = ranker_table(acc, ties, calls).set_index("metric")
-    assert list(tab.columns) == ["ranker", "n_tasks", "accuracy", "ci_low", "ci_high", "random",
+    assert list(tab.columns) == ["ranker", "n_tasks", "accuracy", "ci_low", "ci_high", "chance",
                                  "n_tied", "n_failed", "calls_per_task"]  # fmt: skip
     assert tab.loc["top1", "accuracy"] == pytest.approx((1 + 2 / 3 + 0) / 3)
     assert tab.loc["tb1", "calls_per_task"] == pytest.approx(15.0)

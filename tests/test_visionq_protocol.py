@@ -13,11 +13,8 @@ from PIL import Image
 
 from judgepanel.core.calls import AnswerError
 from judgepanel.studies.visionq.composite import geometry
-from judgepanel.studies.visionq.metrics import (
-    letter_frequencies,
-    predictions_from_store,
-    rotation_vote,
-)
+from judgepanel.studies.visionq.position import letter_frequencies
+from judgepanel.studies.visionq.predictions import predictions_from_store
 from judgepanel.studies.visionq.protocol import (
     plan_calls,
     prompt_text,
@@ -25,6 +22,7 @@ from judgepanel.studies.visionq.protocol import (
     rotations_for,
     unrotate,
 )
+from judgepanel.studies.visionq.rotation import rotation_vote
 
 FAMILIES = {"aurora": "sim-aurora-v1", "basalt": "sim-basalt-v1"}
 

@@ -721,16 +721,14 @@ def import_command(args: argparse.Namespace) -> int:
     try:
         if args.what == "vab-results":
             table = vab_imports.import_results(args.files, args.out, judge=args.judge)
-            judges = table["family"]
         else:
             table = visionq_imports.import_predictions(
                 args.files, args.out, judge=args.judge, slice_name=args.slice
             )
-            judges = table["judge"]
     except DatasetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    names = ", ".join(dict.fromkeys(judges))
+    names = ", ".join(dict.fromkeys(table["judge"]))
     print(f"wrote {len(table)} predictions of {names} to {args.out}")
     return EXIT_OK
 

@@ -131,7 +131,7 @@ def run_vab(
     scores = vab.task_scores(pred, tasks, repetitions=(0, 1, 2))
     acc = vab.accuracy_wide(vab.accuracy_table(scores, n_resamples=200, seed=0))
     text = "; ".join(
-        f"{r.family} {r.metric} ap@1 {r.ap1:.3f} pass^3 {r.pass3:.3f}"
+        f"{r.judge} {r.metric} ap@1 {r.ap1:.3f} pass^3 {r.pass3:.3f}"
         for r in acc.itertuples()
         if r.metric in ("top1", "bot1")
     )
@@ -147,7 +147,7 @@ def _vab_gap(summary: dict, acc) -> float:
     names = {"top1": "pick_best", "bot1": "pick_worst", "tb1": "pick_best_and_worst"}
     gap = 0.0
     for r in acc.itertuples():
-        s = summary.get(r.family)
+        s = summary.get(r.judge)
         if s is None:
             return float("inf")
         ap1 = s["avg_pass_at_1"][names[r.metric] + ("_both" if r.metric == "tb1" else "")]

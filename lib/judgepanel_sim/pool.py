@@ -34,7 +34,7 @@ from joblib import Parallel, delayed
 
 from judgepanel.core.config import ScoringDesign
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel_sim.judges.inprocess import score_specs
 from judgepanel_sim.world.mechanism import Mechanism
 from judgepanel_sim.world.world import EVA_WORLD, SimulatedWorld, _write_images, simulate

@@ -3,7 +3,10 @@
 A notebook's parameters cell holds only what a user changes: the run's name, the runs file
 and overrides. `open_run` derives everything else (profile, store, datasets, families, the
 study's parameters, where tables go) from the runs file, the same way whether the report's
-papermill or a person's JupyterLab runs the kernel. Paths are the project's: the kernel's
+papermill or a person's JupyterLab runs the kernel. It also hands over the resolved
+:class:`~judgepanel.core.config.Run` and its :class:`~judgepanel.core.config.Config`, which
+a study's setup (``load_run``) takes: the data, the store and the scoring design come from
+them, never from paths a notebook passes. Paths are the project's: the kernel's
 working folder becomes the project root, wherever the kernel was started.
 
 The report tells its kernels where its outputs are through :data:`OUTPUTS_ENV`; a kernel
@@ -71,17 +74,22 @@ def run_variables(
 
 @dataclass(frozen=True)
 class NotebookRun:
-    """A notebook's run: its variables and its output context.
+    """A notebook's run: the resolved run, its variables and its output context.
 
     Attributes:
         variables: the run's values by name (``store``, ``dataset_root``, ``n_resamples``...).
         notebook: the output context (tables, figures, sentences).
         interactive: True when no report asked for this execution.
+        run: the resolved run (profile, datasets, parameters), which a study's
+            ``load_run`` takes.
+        config: the runs file it comes from (scoring designs and prices).
     """
 
     variables: dict[str, Any]
     notebook: Notebook
     interactive: bool
+    run: Run
+    config: Config
 
     def values(self, *names: str) -> tuple[Any, ...]:
         """The run's values of ``names``, in order (a notebook unpacks what it reads)."""
@@ -123,4 +131,4 @@ def open_run(
             f"{name} on run {run!r} ({chosen.profile.name}: {', '.join(chosen.datasets)}); "
             f"tables and figures go to {_shown(folder)}/"
         )
-    return NotebookRun(values, nb, not from_report)
+    return NotebookRun(values, nb, not from_report, run=chosen, config=config)

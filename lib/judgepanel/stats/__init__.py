@@ -37,12 +37,20 @@ from judgepanel.stats.correlation import (
     weighted_kendall_b,
     weighted_spearman,
 )
+from judgepanel.stats.grouped import (
+    ClusterDraws,
+    cluster_draws,
+    group_seed,
+    grouped_draws,
+    grouped_ratios,
+)
 from judgepanel.stats.intervals import ClusterBootstrapResult, cluster_bootstrap, wilson
 from judgepanel.stats.multitest import add_q, bh
 
 __all__ = [
     "BootstrapResult",
     "ClusterBootstrapResult",
+    "ClusterDraws",
     "MaxStatResult",
     "NoCeiling",
     "NoiseCeiling",
@@ -53,6 +61,10 @@ __all__ = [
     "bootstrap_partials",
     "ceiling_for",
     "cluster_bootstrap",
+    "cluster_draws",
+    "group_seed",
+    "grouped_draws",
+    "grouped_ratios",
     "kendall_b",
     "max_statistic_p",
     "mean_only_ceiling",

@@ -78,6 +78,17 @@ class ClusterBootstrapResult:
         return {**labels, **asdict(self)}
 
 
+def cluster_numbers(labels: np.ndarray, n_resamples: int) -> tuple[np.ndarray, int]:
+    """Each observation's cluster, numbered in sorted order of the labels, and the number
+    of clusters; refuses missing labels and fewer than one resample."""
+    if pd.isna(labels).any():
+        raise ValueError("clusters contains missing labels")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    _, cluster_of = np.unique(labels, return_inverse=True)
+    return cluster_of.astype(np.intp), int(cluster_of.max()) + 1
+
+
 def cluster_bootstrap(
     values: ArrayLike,
     clusters: ArrayLike,
@@ -116,12 +127,7 @@ def cluster_bootstrap(
         )
     if v.size == 0:
         raise ValueError("values is empty")
-    if pd.isna(labels).any():
-        raise ValueError("clusters contains missing labels")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
-    _, cluster_of = np.unique(labels, return_inverse=True)
-    n_clusters = int(cluster_of.max()) + 1
+    cluster_of, n_clusters = cluster_numbers(labels, n_resamples)
     counts = multiplicities(resample_indices(n_clusters, n_resamples, seed), n_clusters)
     if statistic is None or statistic is np.mean:
         sums = np.bincount(cluster_of, weights=v, minlength=n_clusters)

@@ -3,6 +3,9 @@
 - :mod:`judgepanel.studies.fusion`: rubric-decomposed fusion of VLM aesthetic judges.
 - :mod:`judgepanel.studies.vab`: best and worst of a same-subject set (VAB).
 - :mod:`judgepanel.studies.visionq`: criterion-conditioned choice among lettered panels.
+
+What more than one study uses lives in :mod:`judgepanel.studies.common`; a study never
+imports another study (``tests/test_layering.py``).
 """
 
 from judgepanel.core.scoring import score_run

@@ -63,7 +63,7 @@ def score_specs(
     """Answer and parse every call in-process: the tidy scores the store would hold.
 
     Args:
-        specs: planned calls (e.g. ``judgepanel.studies.fusion.plan.plan_images``).
+        specs: planned calls (e.g. ``judgepanel.studies.common.rubric_plan.plan_images``).
         server_seed: the simulated server's seed.
         shared_error: the families' share of common error (None: the simulator's own).
 

@@ -2,7 +2,8 @@
 
 - ``plan``: the scoring design (k holistic + R per dimension); ``run``: what the notebooks
   start from (:func:`load_rated`).
-- ``blocks``: the feature blocks and the out-of-fold combiners; ``compare``: paired arm
+- ``blocks``: the feature blocks and the fused arms (the combiner and the rubric planning
+  it shares with VAB live in :mod:`judgepanel.studies.common`); ``compare``: paired arm
   comparisons.
 - ``mtmm`` (01), ``ablation`` (02), ``trios`` (03), ``headroom``, ``robustness``,
   ``imagestats`` and ``recipe`` (04).

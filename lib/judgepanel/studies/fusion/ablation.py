@@ -13,15 +13,8 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.stats import add_q, max_statistic_p
-from judgepanel.studies.fusion.blocks import (
-    Blocks,
-    best_single,
-    fused_arms,
-    gb_combiner,
-    hp_design,
-    oof_predict,
-    panel_mean,
-)
+from judgepanel.studies.common.combiners import gb_combiner, oof_predict
+from judgepanel.studies.fusion.blocks import Blocks, best_single, fused_arms, hp_design, panel_mean
 from judgepanel.studies.fusion.compare import compare_arms
 
 ARM_ORDER: tuple[str, ...] = (

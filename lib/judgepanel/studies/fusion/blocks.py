@@ -1,11 +1,11 @@
-"""Feature blocks read from the store, and the out-of-fold combiners that fuse them.
+"""Feature blocks read from the store, and the fused arms the study compares.
 
 The blocks follow the rubric-fusion study: H (each family's holistic mean), P (each family
 by dimension mean), H block-split (P's column count) and holistic blocks of 3 (P's column
-count and P's averaging of 3 runs per column). Combiners are scikit-learn estimators
-fitted out of fold with ``cross_val_predict`` over ``KFold(5, shuffle=True,
-random_state=42)``; anything fitted on the target lives inside the estimator, so it is
-refitted in every training fold.
+count and P's averaging of 3 runs per column). The means and the study's combiner, fitted
+out of fold, are shared with VAB (:mod:`judgepanel.studies.common.features`,
+:mod:`judgepanel.studies.common.combiners`); the ridge and best-column combiners are the
+study's own.
 """
 
 from __future__ import annotations
@@ -15,58 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import sklearn
-from joblib import Parallel, delayed
 from scipy.stats import spearmanr
-from sklearn.base import BaseEstimator, RegressorMixin, clone
-from sklearn.ensemble import GradientBoostingRegressor
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import RidgeCV
-from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from judgepanel.core.prompts import DIMENSIONS, VALIDATED
 from judgepanel.stats import kendall_b, spearman
-from judgepanel.studies.fusion.fitcache import FITS, fit_key
-
-FOLD_SEED = 42
-N_FOLDS = 5
-
-
-def holistic_runs(scores: pd.DataFrame, families: Sequence[str]) -> pd.DataFrame:
-    """Holistic answers as a wide table: index item, columns (family, repetition)."""
-    h = scores[scores["kind"] == "holistic"]
-    wide = h.pivot_table(index="item", columns=["family", "repetition"], values="value")
-    return wide.reindex(columns=list(families), level=0)
-
-
-def holistic_means(
-    scores: pd.DataFrame, families: Sequence[str], k: int | None = None
-) -> pd.DataFrame:
-    """H: each family's holistic mean over its first ``k`` repetitions (all if None)."""
-    runs = holistic_runs(scores, families)
-    out = {}
-    for fam in families:
-        block = runs[fam]
-        if k is not None:
-            block = block[[c for c in block.columns if c < k]]
-        out[fam] = block.mean(axis=1)
-    return pd.DataFrame(out)
-
-
-def dimension_means(
-    scores: pd.DataFrame, families: Sequence[str], dimensions: Sequence[str] = DIMENSIONS
-) -> pd.DataFrame:
-    """P: each family x dimension mean over its R repetitions; columns ``family:dimension``."""
-    d = scores[(scores["kind"] == "dimension") & scores["dimension"].isin(list(dimensions))]
-    wide = d.pivot_table(index="item", columns=["family", "dimension"], values="value")
-    cols = [(f, dim) for f in families for dim in dimensions]
-    missing = [c for c in cols if c not in wide.columns]
-    if missing:
-        raise ValueError(f"no dimension scores for {missing[:5]}")
-    wide = wide[cols]
-    wide.columns = [f"{f}:{dim}" for f, dim in cols]
-    return wide
+from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict
+from judgepanel.studies.common.features import dimension_means, holistic_means, holistic_runs
 
 
 def holistic_block_split(
@@ -203,115 +161,9 @@ def build_blocks(
     )
 
 
-def gb_combiner(random_state: int = 0) -> GradientBoostingRegressor:
-    """The study's combiner: 100 trees, depth 3, learning rate 0.1, never tuned."""
-    return GradientBoostingRegressor(
-        n_estimators=100, max_depth=3, learning_rate=0.1, random_state=random_state
-    )
-
-
 def ridge_combiner() -> BaseEstimator:
     """Standardised ridge whose penalty is chosen by efficient LOO inside each training fold."""
     return make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-3, 4, 29)))
-
-
-def make_folds(seed: int = FOLD_SEED, n_splits: int = N_FOLDS) -> KFold:
-    """The fixed fold partition: ``KFold(5, shuffle=True, random_state=42)``."""
-    return KFold(n_splits=n_splits, shuffle=True, random_state=seed)
-
-
-def describe_combiner(n_items: int | None = None) -> str:
-    """The combiner and its fold protocol in words, read off the objects the study fits.
-
-    With ``n_items``, also how many human labels each training fold consumes.
-    """
-    gb = gb_combiner().get_params()
-    kf = make_folds()
-    text = (
-        f"gradient boosting ({gb['n_estimators']} trees, depth {gb['max_depth']}, learning "
-        f"rate {gb['learning_rate']}, never tuned), fitted out of fold over "
-        f"`KFold({kf.n_splits}, shuffle=True, random_state={kf.random_state})`"
-    )
-    if n_items is not None:
-        sizes = sorted({len(train) for train, _ in kf.split(np.zeros(n_items))})
-        labels = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
-        text += (
-            f"; each training fold consumes the human labels of {labels} of the {n_items} images"
-        )
-    return text
-
-
-def oof_predict(
-    estimator: BaseEstimator,
-    X: pd.DataFrame | np.ndarray,
-    y: pd.Series | np.ndarray,
-    *,
-    seed: int = FOLD_SEED,
-    n_jobs: int | None = None,
-) -> np.ndarray:
-    """Out-of-fold predictions: every image is predicted by a model that never saw it.
-
-    A fit this process has already made on identical inputs (estimator parameters, X, y,
-    fold partition) is not made again: its predictions come from :data:`fitcache.FITS`.
-    ``n_jobs`` workers fit the folds.
-    """
-    return oof_predict_many([(estimator, X, y, seed)], n_jobs=n_jobs, over="folds")[0]
-
-
-OofJob = tuple[BaseEstimator, "pd.DataFrame | np.ndarray", "pd.Series | np.ndarray", int]
-"""One out-of-fold fit: (estimator, X, y, fold seed)."""
-
-
-def oof_predict_many(
-    jobs: Sequence[OofJob], *, n_jobs: int | None = None, over: str = "jobs"
-) -> list[np.ndarray]:
-    """:func:`oof_predict` of several fits, in order; only fits not yet made are made.
-
-    The memo is read and filled here, in the calling process. With ``over="jobs"`` each
-    fit runs whole in one of ``n_jobs`` joblib workers; with ``over="folds"`` the fits run
-    one after another, each spreading its folds over the workers.
-    """
-    if over not in ("jobs", "folds"):
-        raise ValueError(f"over must be 'jobs' or 'folds', got {over!r}")
-    arrays = [_checked(est, X, y, s) for est, X, y, s in jobs]
-    keys = [fit_key(est, X, y, (N_FOLDS, s)) for est, X, y, s in arrays]
-    preds: list[np.ndarray | None] = [FITS.get(k) for k in keys]
-    todo = [i for i, p in enumerate(preds) if p is None]
-    if over == "folds" or len(todo) < 2:
-        fitted = [fresh_oof(*arrays[i], n_jobs=n_jobs) for i in todo]
-    else:
-        fitted = Parallel(n_jobs=n_jobs)(delayed(fresh_oof)(*arrays[i]) for i in todo)
-    for i, pred in zip(todo, fitted, strict=True):
-        FITS.put(keys[i], pred)
-        preds[i] = pred
-    return [np.asarray(p, float) for p in preds]
-
-
-def _checked(
-    estimator: BaseEstimator, X: pd.DataFrame | np.ndarray, y: pd.Series | np.ndarray, seed: int
-) -> tuple[BaseEstimator, np.ndarray, np.ndarray, int]:
-    """The job with X and y as float arrays, refused if either holds NaN or infinity."""
-    Xa, ya = np.asarray(X, float), np.asarray(y, float)
-    bad = ~np.isfinite(Xa).all(axis=0) if Xa.ndim == 2 else ~np.isfinite(Xa)
-    if np.any(bad) or not np.isfinite(ya).all():
-        names = list(X.columns) if isinstance(X, pd.DataFrame) else list(range(Xa.shape[-1]))
-        where = [names[j] for j in np.flatnonzero(np.atleast_1d(bad))[:5]] or ["the target"]
-        raise ValueError(f"the combiner's inputs hold NaN or infinite values in {where}")
-    return estimator, Xa, ya, seed
-
-
-def fresh_oof(
-    estimator: BaseEstimator, X: np.ndarray, y: np.ndarray, seed: int, n_jobs: int | None = None
-) -> np.ndarray:
-    """One out-of-fold fit, without sklearn's per-tree checks.
-
-    Gradient boosting fits a hundred trees, and sklearn validates the parameters and the
-    finiteness of X for every one; a third of a fit's time on the study's data. The
-    parameters are the study's fixed combiners and X, y were checked finite once
-    (:func:`_checked`), so the checks are skipped; the predictions are the same.
-    """
-    with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
-        return cross_val_predict(clone(estimator), X, y, cv=make_folds(seed), n_jobs=n_jobs)
 
 
 class BestColumn(RegressorMixin, BaseEstimator):

@@ -49,7 +49,7 @@ from judgepanel.stats import (
     wilson,
 )
 from judgepanel.stats.correlation import correlate
-from judgepanel.studies.fusion.blocks import FOLD_SEED, gb_combiner, oof_predict
+from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict
 from judgepanel.studies.fusion.recipe import PANEL, derive_threshold
 
 METRICS: tuple[str, ...] = ("spearman", "kendall_b")

@@ -30,7 +30,7 @@ from judgepanel.stats import (
 )
 from judgepanel.stats.bootstrap import multiplicities
 from judgepanel.stats.correlation import weighted_spearman
-from judgepanel.studies.fusion.blocks import holistic_means, holistic_runs
+from judgepanel.studies.common.features import holistic_means, holistic_runs
 
 PROBE_K = 5
 """Holistic repetitions of the probe (the study's cheap pre-scoring measurement)."""

@@ -13,7 +13,7 @@ from collections import Counter
 
 import pandas as pd
 
-from judgepanel.studies.fusion.plan import LOGPROB_KINDS
+from judgepanel.studies.common.rubric_plan import LOGPROB_KINDS
 
 COLUMNS: tuple[str, ...] = (
     "family",

@@ -30,6 +30,7 @@ def ks_of(k_max: int) -> list[int]:
     """The k of :data:`KS` up to the design's ``k_max``, and ``k_max`` itself."""
     return sorted({k for k in KS if k <= k_max} | {k_max})
 
+
 EXPECTED = "expected score"
 """The design name of one logprob call's expected score."""
 
@@ -116,15 +117,30 @@ def versus(
     }
 
 
-def design_costs(calls: pd.DataFrame, designs: pd.DataFrame) -> pd.DataFrame:
-    """Per family and design: USD per 1,000 images, from the mean cost of the family's ok
-    holistic call (sampled designs) or logprob call (the expected score)."""
+def unit_costs(calls: pd.DataFrame) -> pd.DataFrame:
+    """Per family and prompt kind: the mean cost in USD and the mean tokens (prompt plus
+    completion) of one ok call."""
     ok = calls[calls["status"] == "ok"]
-    per_call = ok.groupby(["family", "kind"])["cost"].mean()
+    tokens = ok["prompt_tokens"].astype(float) + ok["completion_tokens"].astype(float)
+    return (
+        ok.assign(tokens=tokens)
+        .groupby(["family", "kind"])[["cost", "tokens"]]
+        .mean()
+        .rename(columns={"cost": "usd"})
+    )
+
+
+def design_costs(calls: pd.DataFrame, designs: pd.DataFrame) -> pd.DataFrame:
+    """Per family and design: requests, tokens and USD per 1,000 images, from the mean of
+    the family's ok holistic call (sampled designs) or logprob call (the expected score)."""
+    unit = unit_costs(calls)
     out = designs[["family", "design", "calls_per_image"]].drop_duplicates().copy()
     kind = np.where(out["design"] == EXPECTED, "holistic_logprob", "holistic")
-    unit = [per_call.get((f, k), math.nan) for f, k in zip(out["family"], kind, strict=True)]
-    out["usd_per_1000_images"] = 1000.0 * out["calls_per_image"] * np.array(unit)
+    for column, name in (("tokens", "tokens_per_1000_images"), ("usd", "usd_per_1000_images")):
+        per_call = [
+            unit[column].get((f, k), math.nan) for f, k in zip(out["family"], kind, strict=True)
+        ]
+        out[name] = 1000.0 * out["calls_per_image"] * np.array(per_call)
     return out.reset_index(drop=True)
 
 

@@ -21,8 +21,15 @@ import pandas as pd
 
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import bootstrap_arms, percentile_ci, wording
-from judgepanel.studies.fusion.blocks import gb_combiner, oof_predict
-from judgepanel.studies.fusion.logprob_designs import EXPECTED, METRICS, ks_of, mean_of, versus
+from judgepanel.studies.common.combiners import gb_combiner, oof_predict
+from judgepanel.studies.fusion.logprob_designs import (
+    EXPECTED,
+    METRICS,
+    ks_of,
+    mean_of,
+    unit_costs,
+    versus,
+)
 
 HOLISTIC_KINDS = {"sampled": "holistic", "expected": "holistic_logprob"}
 DIMENSION_KINDS = {"sampled": "dimension", "expected": "dimension_logprob"}
@@ -152,7 +159,7 @@ def fused_accuracy(
     y = fused.y.to_numpy(float)
     arms = np.vstack([fused.arms[n] for n in names])
     ref = names.index(EXPECTED)
-    unit = _unit_costs(calls)
+    unit = unit_costs(calls)
     rows = []
     for metric, fn in METRICS.items():
         boot = bootstrap_arms(y, arms, metric, n_resamples=n_resamples, seed=seed)
@@ -161,11 +168,15 @@ def fused_accuracy(
             hol, dim = design_calls(fused.ks[name], dimension_r)
             expected = fused.ks[name] is None
             mode = "expected" if expected else "sampled"
-            hk, dk = HOLISTIC_KINDS[mode], DIMENSION_KINDS[mode]
-            usd = sum(
-                hol * unit.get((f, hk), math.nan) + dim * unit.get((f, dk), math.nan)
-                for f in families
-            )
+            kinds = {HOLISTIC_KINDS[mode]: hol, DIMENSION_KINDS[mode]: dim}
+            per_image = {
+                column: sum(
+                    calls_ * unit[column].get((f, kind), math.nan)
+                    for f in families
+                    for kind, calls_ in kinds.items()
+                )
+                for column in ("tokens", "usd")
+            }
             row = {
                 "arm": "H+P_gb",
                 "design": name,
@@ -178,15 +189,10 @@ def fused_accuracy(
                 "ci_high": hi,
             }
             row.update(versus(boot, arms, y, fn, ref, j))
-            row["usd_per_1000_images"] = 1000.0 * usd
+            row["tokens_per_1000_images"] = 1000.0 * per_image["tokens"]
+            row["usd_per_1000_images"] = 1000.0 * per_image["usd"]
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _unit_costs(calls: pd.DataFrame) -> dict[tuple[str, str], float]:
-    """Mean cost of one ok call, per family and prompt kind."""
-    ok = calls[calls["status"] == "ok"]
-    return {k: float(v) for k, v in ok.groupby(["family", "kind"])["cost"].mean().items()}
 
 
 def closest_design(accuracy: pd.DataFrame, metric: str = "spearman") -> pd.Series:

@@ -1,10 +1,12 @@
-"""What the rubric-fusion notebooks start from: one call per dataset of a run.
+"""What the rubric-fusion notebooks start from: the run's rated datasets, read once.
 
-:func:`load_rated` reads a rated-image dataset as its scoring design sampled it, the ok
-rubric answers of the panel from the store (opened read-only and closed), and builds the
-feature blocks; every notebook of the study starts from the same :class:`RatedData`.
-:func:`load_profile_rated` reads every scored rated dataset of a profile, for the analyses
-whose family of comparisons spans datasets.
+:func:`load_rated` reads one rated-image dataset of a run as its scoring design sampled
+it, the ok rubric answers of the panel from the store (opened read-only and closed), and
+builds the feature blocks; every notebook of the study starts from the same
+:class:`RatedData`. :func:`load_run` reads every dataset of a run, and
+:func:`load_profile_rated` every scored rated dataset of its profile, for the analyses
+whose family of comparisons spans datasets. Where the data and the store live, and the
+scoring design, come from the resolved run and its runs file.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgepanel.core.config import ScoringDesign, load_config
+from judgepanel.core.config import Config, DatasetRef, Run, ScoringDesign
 from judgepanel.core.frames import SCORE_COLUMNS, read_calls, score_table, scored_dataset
 from judgepanel.core.prompts import load_rubric
 from judgepanel.core.settings import IMAGE_KINDS
 from judgepanel.datasets import Dataset
+from judgepanel.studies.common.run_dataset import dataset_of_kind
 from judgepanel.studies.fusion.blocks import Blocks, build_blocks
+
+USE = "the rubric-fusion study"
 
 
 @dataclass(frozen=True)
@@ -54,74 +59,75 @@ class RatedData:
         return len(self.data.images) - len(self.blocks.items)
 
 
-def load_rated(
-    name: str,
-    kind: str,
-    root: str | Path,
-    *,
+def _read(
+    ref: DatasetRef,
+    design: ScoringDesign,
     store: str | Path,
-    runs_file: str | Path,
     families: Sequence[str],
-    columns: Sequence[str] | None = SCORE_COLUMNS,
+    columns: Sequence[str] | None,
 ) -> RatedData:
-    """Read dataset ``name`` of a run: its scored images, calls, scores and blocks.
-
-    Args:
-        name: the dataset's key in the store.
-        kind: ``eva`` or ``para``.
-        root: its folder.
-        store: the checkpoint store.
-        runs_file: the runs file whose scoring design of ``kind`` was used.
-        families: the panel, in order.
-        columns: store columns to read (None: all, for cost and token tables).
-    """
-    design = load_config(runs_file).design(kind)
-    data = scored_dataset(kind, root, design)
-    calls = read_calls(store, name, columns=columns)
+    """A rated dataset's scored images, calls, scores and blocks."""
+    data = scored_dataset(ref.kind, ref.root, design)
+    calls = read_calls(store, ref.name, columns=columns)
     scores = score_table(
         calls,
-        name,
+        ref.name,
         families=list(families),
         rubric_sha=load_rubric().sha256,
         temperature=design.temperature,
     )
     human = data.images.set_index("image_id")["mean_score"]
     blocks = build_blocks(scores, human, list(families))
-    return RatedData(name, design, data, calls, scores, blocks)
+    return RatedData(ref.name, design, data, calls, scores, blocks)
+
+
+def load_rated(
+    run: Run,
+    config: Config,
+    *,
+    families: Sequence[str],
+    dataset: str | None = None,
+    columns: Sequence[str] | None = SCORE_COLUMNS,
+) -> RatedData:
+    """Read one rated-image dataset of ``run``: its scored images, calls, scores and blocks.
+
+    Args:
+        run: the resolved run (its profile gives the dataset's root and the store).
+        config: the runs file ``run`` comes from (its scoring design of the dataset's kind).
+        families: the panel, in order.
+        dataset: a dataset of the run's profile; None: the run's only dataset.
+        columns: store columns to read (None: all, for cost and token tables).
+
+    Raises:
+        ConfigError: the dataset is not a rated-image dataset (eva or para), or the run
+            spans several datasets and ``dataset`` is None.
+    """
+    ref = dataset_of_kind(run, IMAGE_KINDS, dataset, use=USE)
+    return _read(ref, config.design(ref.kind), run.profile.store, families, columns)
 
 
 def load_run(
-    datasets: Mapping[str, Mapping[str, str]],
+    run: Run,
+    config: Config,
     *,
-    store: str | Path,
-    runs_file: str | Path,
     families: Sequence[str],
     columns: Sequence[str] | None = SCORE_COLUMNS,
 ) -> dict[str, RatedData]:
-    """:func:`load_rated` for every dataset of a run (``{name: {"kind", "root"}}``)."""
+    """:func:`load_rated` for every dataset of ``run``, by name in the run's order."""
     return {
-        name: load_rated(
-            name,
-            ref["kind"],
-            ref["root"],
-            store=store,
-            runs_file=runs_file,
-            families=families,
-            columns=columns,
-        )
-        for name, ref in datasets.items()
+        name: load_rated(run, config, families=families, dataset=name, columns=columns)
+        for name in run.datasets
     }
 
 
 def load_profile_rated(
-    profile: str,
+    run: Run,
+    config: Config,
     *,
-    store: str | Path,
-    runs_file: str | Path,
     families: Sequence[str],
     loaded: Mapping[str, RatedData] | None = None,
 ) -> dict[str, RatedData]:
-    """Every rated-image dataset of ``profile`` that the store holds calls for.
+    """Every rated-image dataset of the run's profile that the store holds calls for.
 
     Cross-dataset analyses start here: seed 000 treats the MTMM cells of both datasets as
     one family. A dataset with no holistic or dimension call in the store is left out (a
@@ -130,14 +136,13 @@ def load_profile_rated(
     the caller has already read.
     """
     loaded = loaded or {}
+    store = run.profile.store
     out: dict[str, RatedData] = {}
-    for name, ref in load_config(runs_file).profile(profile).datasets.items():
+    for name, ref in run.profile.datasets.items():
         if ref.kind not in IMAGE_KINDS:
             continue
         if name in loaded:
             out[name] = loaded[name]
         elif len(read_calls(store, name, kinds=("holistic", "dimension"), columns=["kind"])):
-            out[name] = load_rated(
-                name, ref.kind, ref.root, store=store, runs_file=runs_file, families=families
-            )
+            out[name] = _read(ref, config.design(ref.kind), store, families, SCORE_COLUMNS)
     return out

@@ -15,13 +15,8 @@ import pandas as pd
 
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import add_q
-from judgepanel.studies.fusion.blocks import (
-    Blocks,
-    best_single,
-    gb_combiner,
-    hp_design,
-    oof_predict,
-)
+from judgepanel.studies.common.combiners import gb_combiner, oof_predict
+from judgepanel.studies.fusion.blocks import Blocks, best_single, hp_design
 from judgepanel.studies.fusion.compare import compare_pairs
 
 ARMS: tuple[str, ...] = ("P_sham_gb", "H+P_sham_gb")

@@ -21,7 +21,7 @@ import yaml
 
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import paired_bootstrap, spearman, wording
-from judgepanel.studies.fusion.blocks import gb_combiner, oof_predict
+from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 
 GRID_LEVELS: tuple[str, ...] = ("low", "base", "high")
 

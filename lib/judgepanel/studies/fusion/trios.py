@@ -18,15 +18,8 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.stats import add_q, paired_bootstrap
-from judgepanel.studies.fusion.blocks import (
-    FOLD_SEED,
-    Blocks,
-    best_single,
-    gb_combiner,
-    hp_design,
-    oof_predict_many,
-    panel_mean,
-)
+from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
+from judgepanel.studies.fusion.blocks import Blocks, best_single, hp_design, panel_mean
 from judgepanel.studies.fusion.compare import METRICS, compare_pairs
 
 COMPARATORS: tuple[str, ...] = ("best member", "panel mean")

@@ -1,33 +1,25 @@
-"""The VAB set-comparison study: prompts and orders, answer parsing, metrics, score-then-rank."""
+"""The VAB set-comparison study: prompts and orders, answer parsing, analyses, score-then-rank."""
 
 from judgepanel.datasets.vab import image_table
+from judgepanel.studies.vab.accuracy import accuracy_table, compare_judges, size_degradation
+from judgepanel.studies.vab.columns import GOLD_COLUMNS, METRICS, PRED_COLUMNS
 from judgepanel.studies.vab.imports import (
     import_results,
     load_predictions,
     read_official_results,
 )
-from judgepanel.studies.vab.metrics import (
-    GOLD_COLUMNS,
-    METRICS,
-    PRED_COLUMNS,
+from judgepanel.studies.vab.parse import KINDS, ShownAnswer, parse_answer
+from judgepanel.studies.vab.position import (
     accuracy_by_gold_slot,
-    accuracy_table,
-    compare_judges,
-    gold_table,
     position_by_slot,
     position_table,
-    random_baseline,
-    size_degradation,
-    task_scores,
-    vote_scores,
-    vote_table,
 )
-from judgepanel.studies.vab.parse import KINDS, ShownAnswer, parse_answer
+from judgepanel.studies.vab.predictions import gold_table, predictions_from_store
 from judgepanel.studies.vab.protocol import (
+    VabAnswer,
     balanced_orders,
     build_messages,
     plan_calls,
-    predictions_from_store,
     prompt_hash,
     standard_orders,
     task_orders,
@@ -52,6 +44,7 @@ from judgepanel.studies.vab.rankers import (
     separate_leader,
 )
 from judgepanel.studies.vab.run import VabData, load_run, load_training_world
+from judgepanel.studies.vab.scores import chance_rate, task_scores
 from judgepanel.studies.vab.summary import (
     accuracy_wide,
     add_vote_costs,
@@ -63,6 +56,7 @@ from judgepanel.studies.vab.summary import (
     ranker_table,
     slot_matrix,
 )
+from judgepanel.studies.vab.vote import vote_scores, vote_table
 
 __all__ = [
     "FUSED",
@@ -75,6 +69,7 @@ __all__ = [
     "FusedRanker",
     "ScoreThenRank",
     "ShownAnswer",
+    "VabAnswer",
     "VabData",
     "accuracy_by_gold_slot",
     "accuracy_table",
@@ -86,6 +81,7 @@ __all__ = [
     "best_judge",
     "build_messages",
     "calls_per_task",
+    "chance_rate",
     "compare_judges",
     "count_comparison_calls",
     "fit_fused",
@@ -108,7 +104,6 @@ __all__ = [
     "position_table",
     "predictions_from_store",
     "prompt_hash",
-    "random_baseline",
     "rank_predictions",
     "rank_vs_direct",
     "ranker_name",

@@ -9,10 +9,10 @@ and ``all_labels``; a failed trial carries ``error`` instead of an answer. Rows 
 harness derives for pairs (``derived_from``) are skipped: the metrics derive TB-1 for
 pairs from the Top-1 answer themselves.
 
-:func:`read_official_results` turns such files into the table
-:mod:`judgepanel.studies.vab.metrics` reads (``PRED_COLUMNS``), with ``family`` the judge
-(named by a flag, else by the file's ``metadata.model``), and :func:`tasks_of` gives the
-task table those metrics need from the same rows.
+:func:`read_official_results` turns such files into the study's predictions table
+(:data:`~judgepanel.studies.vab.columns.PRED_COLUMNS`), the ``judge`` named by a flag, else
+by the file's ``metadata.model``, and :func:`tasks_of` gives the task table the analyses
+need from the same rows.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from judgepanel.datasets._common import DatasetError
-from judgepanel.studies.vab.metrics import PRED_COLUMNS
+from judgepanel.studies.vab.columns import PRED_COLUMNS
 
 KINDS: dict[str, str] = {
     "pick_best": "vab_top1",
@@ -80,7 +80,7 @@ def _gold(rows: list[dict[str, Any]], path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _pred_row(r: dict[str, Any], i: int, gold: dict[str, Any], family: str, path: Path):
+def _pred_row(r: dict[str, Any], i: int, gold: dict[str, Any], judge: str, path: Path):
     where = f"{path}: results[{i}] (task {r.get('task_id')!r})"
     kind = KINDS.get(r.get("prompt_type"))  # type: ignore[arg-type]
     if kind is None:
@@ -103,7 +103,7 @@ def _pred_row(r: dict[str, Any], i: int, gold: dict[str, Any], family: str, path
             raise DatasetError(f"{where}: parsed {field} {value!r} is not one of {labels}")
     return {
         "task_id": str(r["task_id"]),
-        "family": family,
+        "judge": judge,
         "kind": kind,
         "repetition": trial,
         "order": order,
@@ -134,10 +134,10 @@ def read_official_results(
         path = Path(file)
         obj = _read(path)
         model = str((obj.get("metadata") or {}).get("model") or path.stem)
-        family = judge or model.rsplit("/", 1)[-1]
-        if family in seen:
-            raise DatasetError(f"{path}: judge {family!r} already read from {seen[family]}")
-        seen[family] = path
+        name = judge or model.rsplit("/", 1)[-1]
+        if name in seen:
+            raise DatasetError(f"{path}: judge {name!r} already read from {seen[name]}")
+        seen[name] = path
         rows = [r for r in obj["results"] if isinstance(r, dict) and "derived_from" not in r]
         if not rows:
             raise DatasetError(f"{path}: no trials in 'results'")
@@ -146,16 +146,14 @@ def read_official_results(
             if task_id in golds and golds[task_id]["best"] != g["best"]:
                 raise DatasetError(f"{path}: task {task_id!r} has another gold than in {file}")
             golds.setdefault(task_id, g)
-        preds += [
-            _pred_row(r, i, gold[str(r["task_id"])], family, path) for i, r in enumerate(rows)
-        ]
+        preds += [_pred_row(r, i, gold[str(r["task_id"])], name, path) for i, r in enumerate(rows)]
     pred = pd.DataFrame(preds, columns=list(PRED_COLUMNS))
-    pred = pred.drop_duplicates(["task_id", "family", "kind", "repetition"], keep="last")
+    pred = pred.drop_duplicates(["task_id", "judge", "kind", "repetition"], keep="last")
     return pred.reset_index(drop=True), tasks_of(golds)
 
 
 def tasks_of(golds: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    """The task table (``load_vab``'s columns that the metrics read) of the gold records."""
+    """The task table (``load_vab``'s columns that the analyses read) of the gold records."""
     rows = []
     for task_id, g in sorted(golds.items()):
         rows.append(
@@ -204,6 +202,8 @@ def load_predictions(
     for f in files:
         if Path(f).suffix.lower() == ".csv":
             table = pd.read_csv(f, dtype={"order": "string"})
+            if "judge" not in table.columns:  # written before the judge column had its name
+                table = table.rename(columns={"family": "judge"})
             missing = [c for c in PRED_COLUMNS if c not in table.columns]
             if missing:
                 raise DatasetError(f"{f}: lacks column(s) {', '.join(missing)}")

@@ -2,10 +2,11 @@
 
 The comparison calls (Top-1, Bot-1, TB-1 in every order) come from
 :func:`judgepanel.studies.vab.protocol.plan_calls`. Score-then-rank scores each set image
-with the rubric prompts under the ``vab`` scoring design (:func:`plan_images`): the
-holistic prompt for every family (each family's ranker ranks by its holistic mean), the
-dimension prompts only for the panel families (:func:`panel_families`), the one reader
-of VAB dimension scores being the fused panel.
+with the rubric prompts under the ``vab`` scoring design, as the fusion study scores its
+rated images (:func:`~judgepanel.studies.common.rubric_plan.plan_images`): the holistic
+prompt for every family (each family's ranker ranks by its holistic mean), the dimension
+prompts only for the panel families (:func:`panel_families`), the one reader of VAB
+dimension scores being the fused panel.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from judgepanel.core.scoring import register_planner
 from judgepanel.core.settings import ScoreSettings
 from judgepanel.datasets import load_vab
 from judgepanel.datasets.vab import image_table
-from judgepanel.studies.fusion.plan import plan_images
+from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel.studies.vab.parameters import VabParameters
 from judgepanel.studies.vab.protocol import plan_calls
 from judgepanel.studies.vab.rankers import panel_families

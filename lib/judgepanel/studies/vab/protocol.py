@@ -31,9 +31,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -41,7 +40,6 @@ import pandas as pd
 from judgepanel.core.calls import CallSpec, PromptSpec, make_spec
 from judgepanel.core.prompts import bytes_data_url, messages_hash
 from judgepanel.datasets.vab import image_mime
-from judgepanel.studies.vab.metrics import PRED_COLUMNS, gold_table
 from judgepanel.studies.vab.parse import KINDS, LETTERS, parse_answer
 
 Order = tuple[int, ...]
@@ -63,6 +61,21 @@ INSTRUCTIONS: dict[str, str] = {
 }
 
 MAX_TOKENS = 300
+
+
+class VabAnswer(TypedDict):
+    """A parsed VAB answer, as the parser returns it and the store keeps it (as JSON).
+
+    ``best`` and ``worst`` are ORIGINAL labels (None for a field the prompt did not ask),
+    ``shown_*`` the slot letters the judge named, ``order`` the original labels in slot
+    order (``"C,A,B"``), against which the reader checks the order it recomputes.
+    """
+
+    best: str | None
+    worst: str | None
+    shown_best: str | None
+    shown_worst: str | None
+    order: str
 
 
 def _task_rng(seed: int, task_id: str) -> np.random.Generator:
@@ -174,15 +187,15 @@ def _parser(kind: str, order: Order, labels: tuple[str, ...]):
     k = len(order)
     shown_order = order_labels(order, labels)
 
-    def parse(text: str) -> dict[str, Any]:
+    def parse(text: str) -> VabAnswer:
         shown = parse_answer(text, kind, k)
-        return {
-            "best": to_original(shown.best, order, labels),
-            "worst": to_original(shown.worst, order, labels),
-            "shown_best": shown.best,
-            "shown_worst": shown.worst,
-            "order": shown_order,
-        }
+        return VabAnswer(
+            best=to_original(shown.best, order, labels),
+            worst=to_original(shown.worst, order, labels),
+            shown_best=shown.best,
+            shown_worst=shown.worst,
+            order=shown_order,
+        )
 
     return parse
 
@@ -219,8 +232,9 @@ def plan_calls(
         kinds: prompt kinds to plan; TB-1 is never planned for two images.
 
     Returns:
-        One :class:`CallSpec` per call; ``parse`` returns ``{"best", "worst"}`` in ORIGINAL
-        labels plus the shown letters and the order, and raises ``AnswerError``.
+        One :class:`CallSpec` per call; ``parse`` returns a :class:`VabAnswer` (``best``
+        and ``worst`` in ORIGINAL labels, the shown letters and the order) and raises
+        ``AnswerError``.
     """
     for kind in kinds:
         if kind not in KINDS:
@@ -259,71 +273,3 @@ def plan_calls(
             for rep, prompt in prompts:
                 specs.append(make_spec(prompt, family=family, model=model, repetition=rep))
     return specs
-
-
-def predictions_from_store(
-    frame: pd.DataFrame,
-    tasks: pd.DataFrame,
-    *,
-    n_orders: int = 3,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """The tidy predictions table (see :mod:`judgepanel.studies.vab.metrics`) from store rows.
-
-    Orders are recomputed from ``(seed, n_orders)`` for every row, failed ones included (so
-    that a failure still has a gold slot), and checked against the order each parsed answer
-    recorded: a mismatch means the analysis was given other protocol parameters than the run.
-
-    Args:
-        frame: ``Store.frame(...)`` rows of the VAB kinds (other kinds are ignored).
-        tasks: the loaded VAB tasks the calls were planned from.
-        n_orders: standard orders per task in the run (``vab_orders``).
-        seed: the run's order seed.
-
-    Raises:
-        ValueError: a row names a task that is not in ``tasks``, or its recorded order
-            disagrees with the recomputed one.
-    """
-    gold = gold_table(tasks).set_index("task_id")
-    by_task = tasks.set_index("task_id")
-    sub = frame.loc[frame["kind"].isin(KINDS)]
-    cache: dict[str, list[Order]] = {}
-    rows = []
-    for r in sub.itertuples(index=False):
-        if r.item not in by_task.index:
-            raise ValueError(f"store row for task {r.item!r} that the dataset does not have")
-        labels = tuple(by_task.at[r.item, "labels"])
-        k = len(labels)
-        if r.item not in cache:
-            cache[r.item] = task_orders(k, r.item, seed=seed, n_orders=n_orders, balanced=True)
-        orders = cache[r.item]
-        if not 0 <= r.repetition < len(orders):
-            raise ValueError(f"task {r.item!r}: repetition {r.repetition} has no order")
-        shown = order_labels(orders[r.repetition], labels)
-        best = worst = None
-        if r.status == "ok" and isinstance(r.parsed, str):
-            parsed = json.loads(r.parsed)
-            if parsed.get("order") not in (None, shown):
-                raise ValueError(
-                    f"task {r.item!r} repetition {r.repetition}: the answer was given for order "
-                    f"{parsed.get('order')} but seed={seed}, n_orders={n_orders} give {shown}"
-                )
-            best, worst = parsed.get("best"), parsed.get("worst")
-        g = gold.loc[r.item]
-        rows.append(
-            {
-                "task_id": r.item,
-                "family": r.family,
-                "kind": r.kind,
-                "repetition": int(r.repetition),
-                "order": shown,
-                "pred_best": best,
-                "pred_worst": worst,
-                "status": "ok" if r.status == "ok" else "failed",
-                "gold_best": g.gold_best,
-                "gold_worst": g.gold_worst,
-                "k": int(g.k),
-                "domain": g.domain,
-            }
-        )
-    return pd.DataFrame(rows, columns=list(PRED_COLUMNS))

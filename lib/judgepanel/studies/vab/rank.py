@@ -4,9 +4,10 @@ Any ranker that scores images one at a time (a family's holistic mean, the panel
 fused rubric combiner trained elsewhere) becomes a VAB judge by ranking each set by its
 scores: the highest-scored image is the predicted best, the lowest the predicted worst.
 The predictions come out in the same table as direct comparison
-(:mod:`judgepanel.studies.vab.metrics`), one row per standard order with the same answer in each
-(a score does not depend on the order shown), so ap@1 equals pass^3 for a ranker and both
-are computed on the same tasks and the same denominator as the direct judges.
+(:data:`~judgepanel.studies.vab.columns.PRED_COLUMNS`), one row per standard order with the
+same answer in each (a score does not depend on the order shown), so ap@1 equals pass^3 for
+a ranker and both are computed on the same tasks and the same denominator as the direct
+judges.
 
 Rules:
 
@@ -26,7 +27,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from judgepanel.studies.vab.metrics import PRED_COLUMNS, STANDARD_REPS, gold_table
+from judgepanel.studies.vab.columns import PRED_COLUMNS, STANDARD_REPS
+from judgepanel.studies.vab.predictions import gold_table
 
 TIE_TOLERANCE = 1e-12
 
@@ -60,7 +62,7 @@ def rank_predictions(
     scores: Mapping[str, float] | pd.Series | pd.DataFrame,
     tasks: pd.DataFrame,
     *,
-    family: str,
+    judge: str,
     repetitions: Sequence[int] = STANDARD_REPS,
     seed: int = 0,
 ) -> pd.DataFrame:
@@ -71,7 +73,7 @@ def rank_predictions(
             DataFrame with ``image_id`` and ``score``.
         tasks: the loaded VAB tasks (needs ``task_id``, ``labels``, ``n_images``, ``domain``,
             gold columns).
-        family: the name this ranker carries in the predictions table.
+        judge: the name this ranker carries in the predictions table.
         repetitions: order indices to emit (the same answer in each).
         seed: seeds the tie draws.
 
@@ -107,7 +109,7 @@ def rank_predictions(
                 rows.append(
                     {
                         "task_id": task.task_id,
-                        "family": family,
+                        "judge": judge,
                         "kind": kind,
                         "repetition": int(rep),
                         "order": None,

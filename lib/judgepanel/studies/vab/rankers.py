@@ -8,13 +8,13 @@ per-image rubric calls of the scoring path:
 - ``rank:panel``: the panel mean of a set of families (each family's holistic means
   z-scored over the VAB images, then averaged: :func:`.rank.panel_scores`);
 - ``rank:fused``: the fused rubric panel. A gradient-boosting combiner
-  (:func:`judgepanel.studies.fusion.blocks.gb_combiner`) is trained on a rated SCORING
+  (:func:`judgepanel.studies.common.combiners.gb_combiner`) is trained on a rated SCORING
   world (images with human means, e.g. PARA) from the same features, the panel families'
   holistic means and dimension means (:func:`image_features`), and then predicts every VAB
   image. It never sees a VAB label: VAB has no per-image human score, and the set labels
   stay for testing.
 
-Every ranker answers in the predictions table of :mod:`judgepanel.studies.vab.metrics`, so its
+Every ranker answers in the predictions table of :mod:`judgepanel.studies.vab.columns`, so its
 Top-1 and TB-1 are scored on the same tasks and with the same denominator as the direct
 judges; :func:`rank_vs_direct` then compares them pairwise by a paired bootstrap over tasks
 with Benjamini-Hochberg q across all the comparisons of the table.
@@ -30,13 +30,10 @@ import pandas as pd
 from sklearn.ensemble import GradientBoostingRegressor
 
 from judgepanel.stats import bh, spearman
-from judgepanel.studies.fusion.blocks import (
-    dimension_means,
-    gb_combiner,
-    holistic_means,
-    oof_predict,
-)
-from judgepanel.studies.vab.metrics import STANDARD_REPS, compare_judges
+from judgepanel.studies.common.combiners import gb_combiner, oof_predict
+from judgepanel.studies.common.features import dimension_means, holistic_means
+from judgepanel.studies.vab.accuracy import compare_judges
+from judgepanel.studies.vab.columns import STANDARD_REPS
 from judgepanel.studies.vab.rank import panel_scores, rank_predictions
 
 RANK_PREFIX = "rank:"
@@ -178,7 +175,7 @@ class ScoreThenRank:
 
     Attributes:
         predictions: the predictions table (``PRED_COLUMNS`` + ``tied``), one judge per
-            ranker name, ready for :func:`judgepanel.studies.vab.metrics.task_scores`.
+            ranker name, ready for :func:`judgepanel.studies.vab.scores.task_scores`.
         image_scores: image_id, ranker, score (what each ranker ranked by).
         rankers: ranker names, family rankers first.
         fused: the fitted fused ranker (None when no training world was given).
@@ -238,7 +235,7 @@ def score_then_rank(
         per_ranker[FUSED] = fused.predict(vab_scores)
     preds, scores, ties = [], [], []
     for name, s in per_ranker.items():
-        p = rank_predictions(s, tasks, family=name, repetitions=repetitions, seed=seed)
+        p = rank_predictions(s, tasks, judge=name, repetitions=repetitions, seed=seed)
         preds.append(p)
         scores.append(
             pd.DataFrame({"image_id": s.index.astype(str), "ranker": name, "score": s.values})
@@ -265,10 +262,10 @@ def best_judge(
     scores: pd.DataFrame, judges: Sequence[str], *, metric: str = "tb1", stat: str = "ap1"
 ) -> str:
     """The judge with the highest mean ``stat`` on ``metric`` (ties: the first in order)."""
-    sub = scores.loc[(scores["metric"] == metric) & scores["family"].isin(list(judges))]
+    sub = scores.loc[(scores["metric"] == metric) & scores["judge"].isin(list(judges))]
     if sub.empty:
         raise ValueError(f"no {metric} scores for any of {list(judges)}")
-    means = sub.groupby("family")[stat].mean()
+    means = sub.groupby("judge")[stat].mean()
     ordered = [j for j in judges if j in means.index]
     values = np.array([means[j] for j in ordered])
     return ordered[int(np.argmax(values))]

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from judgepanel.core.config import ScoringDesign, load_config
+from judgepanel.core.config import Config, Run, ScoringDesign
 from judgepanel.core.frames import read_calls, score_table, scored_dataset
 from judgepanel.core.settings import IMAGE_KINDS
 from judgepanel.datasets import load_vab
-from judgepanel.studies.vab.protocol import predictions_from_store
+from judgepanel.studies.common.run_dataset import dataset_of_kind
+from judgepanel.studies.vab.plan import KIND
+from judgepanel.studies.vab.predictions import predictions_from_store
 
 
 @dataclass(frozen=True)
@@ -37,57 +38,62 @@ class VabData:
 
 
 def load_run(
-    dataset: str,
-    root: str | Path,
+    run: Run,
+    config: Config,
     *,
-    store: str | Path,
-    runs_file: str | Path,
     families: Sequence[str],
     n_orders: int,
     seed: int,
 ) -> VabData:
-    """Read a VAB dataset of a run: its tasks, calls and the panel's predictions."""
-    design = load_config(runs_file).design("vab")
-    tasks = load_vab(root)
-    calls = read_calls(store, dataset)
+    """Read the run's VAB dataset: its tasks, calls and the panel's predictions.
+
+    Args:
+        run: the resolved run (its profile gives the dataset's root and the store).
+        config: the runs file ``run`` comes from (its ``vab`` scoring design).
+        families: the judges whose predictions are kept.
+        n_orders, seed: the standard orders asked, as planned.
+
+    Raises:
+        ConfigError: the run's dataset is not a VAB dataset, or the run spans several.
+    """
+    ref = dataset_of_kind(run, (KIND,), use="the VAB study")
+    design = config.design(ref.kind)
+    tasks = load_vab(ref.root)
+    calls = read_calls(run.profile.store, ref.name)
     pred = predictions_from_store(calls, tasks, n_orders=n_orders, seed=seed)
-    pred = pred.loc[pred["family"].isin(list(families))].reset_index(drop=True)
+    pred = pred.loc[pred["judge"].isin(list(families))].reset_index(drop=True)
     return VabData(tasks, design, calls, pred)
 
 
 def load_training_world(
+    run: Run,
+    config: Config,
     name: str,
     *,
-    profile: str,
-    store: str | Path,
-    runs_file: str | Path,
     families: Sequence[str],
     rubric_sha: str | None = None,
 ) -> tuple[pd.DataFrame, pd.Series]:
     """The fused ranker's training data: a rated scoring world's scores and human means.
 
-    The world is the profile's dataset ``name`` (e.g. ``para``), on the images its scoring
-    design covers, so the scores and the human means refer to the same images.
+    The world is the dataset ``name`` of the run's profile (e.g. ``para``), on the images
+    its scoring design covers, so the scores and the human means refer to the same images.
 
     Returns:
         (score_table rows, human mean per image).
 
     Raises:
-        ValueError: the world has no per-image human ratings, or the store holds no
-            scores of it for these families (score its run first).
+        ConfigError: the world has no per-image human ratings (not eva or para).
+        ValueError: the store holds no scores of it for these families (score its run
+            first).
     """
-    config = load_config(runs_file)
-    ref = config.profile(profile).dataset(name)
-    if ref.kind not in IMAGE_KINDS:
-        raise ValueError(
-            f"fusion training world {name!r} is of kind {ref.kind!r}; it needs per-image "
-            "human ratings (eva or para)"
-        )
+    ref = dataset_of_kind(
+        run, IMAGE_KINDS, name, use="the fused ranker's training world (per-image ratings)"
+    )
     design = config.design(ref.kind)
     data = scored_dataset(ref.kind, ref.root, design)
     try:
         scores = score_table(
-            read_calls(store, name),
+            read_calls(run.profile.store, name),
             name,
             families=list(families),
             rubric_sha=rubric_sha,

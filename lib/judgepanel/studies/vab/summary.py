@@ -1,7 +1,8 @@
 """Report tables of the VAB study: baselines, side-by-side accuracies, slots, costs.
 
-These shape the outputs of :mod:`judgepanel.studies.vab.metrics` for reading, and add what the
-metrics do not know about: which repetitions form the position design, and what a call
+These shape the outputs of the study's analyses (:mod:`~judgepanel.studies.vab.accuracy`,
+:mod:`~judgepanel.studies.vab.position`, :mod:`~judgepanel.studies.vab.vote`) for reading, and
+add what those do not know about: which repetitions form the position design, and what a call
 costs (from the store's ``cost`` column or from the scoring design).
 """
 
@@ -12,9 +13,11 @@ from collections.abc import Sequence
 import pandas as pd
 
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.studies.vab.metrics import METRICS, gold_table, random_baseline
+from judgepanel.studies.vab.columns import METRICS
 from judgepanel.studies.vab.parse import KINDS, LETTERS
+from judgepanel.studies.vab.predictions import gold_table
 from judgepanel.studies.vab.rankers import FUSED, PANEL, RANK_PREFIX, is_ranker
+from judgepanel.studies.vab.scores import chance_rate
 
 
 def baseline_table(tasks: pd.DataFrame, n_orders: int = 3) -> pd.DataFrame:
@@ -30,12 +33,12 @@ def baseline_table(tasks: pd.DataFrame, n_orders: int = 3) -> pd.DataFrame:
     for k, sub in gold.groupby("k", sort=True):
         row: dict[str, object] = {"k": str(int(k)), "n_tasks": len(sub)}
         for m in METRICS:
-            base = float(random_baseline(int(k), m))
+            base = float(chance_rate(int(k), m))
             row[m], row[f"{m}_pass"] = base, base**n_orders
         rows.append(row)
     all_row: dict[str, object] = {"k": "all", "n_tasks": len(gold)}
     for m in METRICS:
-        base = random_baseline(gold["k"].to_numpy(), m)
+        base = chance_rate(gold["k"].to_numpy(), m)
         all_row[m], all_row[f"{m}_pass"] = float(base.mean()), float((base**n_orders).mean())
     rows.append(all_row)
     return pd.DataFrame(rows)
@@ -45,25 +48,26 @@ def accuracy_wide(acc: pd.DataFrame) -> pd.DataFrame:
     """ap@1 and pass^3 side by side, each with its CI and chance level.
 
     Args:
-        acc: :func:`judgepanel.studies.vab.metrics.accuracy_table` output (long, one row per stat).
+        acc: :func:`judgepanel.studies.vab.accuracy.accuracy_table` output (long, one row
+            per stat).
 
     Returns:
-        One row per family, metric and grouping column: n_tasks, ap1, ap1_ci_low,
-        ap1_ci_high, ap1_random, pass3, pass3_ci_low, pass3_ci_high, pass3_random,
+        One row per judge, metric and grouping column: n_tasks, ap1, ap1_ci_low,
+        ap1_ci_high, ap1_chance, pass3, pass3_ci_low, pass3_ci_high, pass3_chance,
         n_failed, n_missing.
     """
-    fixed = {"stat", "n_tasks", "value", "ci_low", "ci_high", "random", "n_failed", "n_missing"}
+    fixed = {"stat", "n_tasks", "value", "ci_low", "ci_high", "chance", "n_failed", "n_missing"}
     keys = [c for c in acc.columns if c not in fixed]
     parts = []
     for stat in ("ap1", "pass3"):
-        sub = acc.loc[acc["stat"] == stat, [*keys, "value", "ci_low", "ci_high", "random"]]
+        sub = acc.loc[acc["stat"] == stat, [*keys, "value", "ci_low", "ci_high", "chance"]]
         parts.append(
             sub.rename(
                 columns={
                     "value": stat,
                     "ci_low": f"{stat}_ci_low",
                     "ci_high": f"{stat}_ci_high",
-                    "random": f"{stat}_random",
+                    "chance": f"{stat}_chance",
                 }
             ).set_index(keys)
         )
@@ -101,18 +105,18 @@ def position_repetitions(
     return reps
 
 
-def slot_matrix(by_slot: pd.DataFrame, family: str, kind: str, field: str) -> pd.DataFrame:
+def slot_matrix(by_slot: pd.DataFrame, judge: str, kind: str, field: str) -> pd.DataFrame:
     """Pick rate minus the position-blind 1/k, as a k x slot matrix (for a heat map).
 
     Args:
-        by_slot: :func:`judgepanel.studies.vab.metrics.position_by_slot` output.
+        by_slot: :func:`judgepanel.studies.vab.position.position_by_slot` output.
 
     Returns:
         Index ``k`` (set sizes present), columns the slot letters ``A``..; NaN where the
         slot does not exist for that k.
     """
     sub = by_slot.loc[
-        (by_slot["family"] == family) & (by_slot["kind"] == kind) & (by_slot["field"] == field)
+        (by_slot["judge"] == judge) & (by_slot["kind"] == kind) & (by_slot["field"] == field)
     ]
     if sub.empty:
         return pd.DataFrame()
@@ -136,8 +140,12 @@ def answer_costs(
     Top-1 is answered by a ``vab_top1`` call and Bot-1 by a ``vab_bot1`` call; TB-1 by a
     ``vab_tb1`` call for three or more images and by the Top-1 call for two.
 
+    Args:
+        frame: store rows; their ``family`` is the judge.
+        families: the families to read (default all).
+
     Returns:
-        family, metric, n_calls, usd_per_call (mean over the calls with a recorded cost).
+        judge, metric, n_calls, usd_per_call (mean over the calls with a recorded cost).
     """
     gold = gold_table(tasks).set_index("task_id")["k"]
     sub = frame.loc[frame["kind"].isin(list(KINDS))]
@@ -156,13 +164,13 @@ def answer_costs(
             cost = part["cost"].dropna()
             rows.append(
                 {
-                    "family": fam,
+                    "judge": fam,
                     "metric": metric,
                     "n_calls": len(part),
                     "usd_per_call": float(cost.mean()) if len(cost) else float("nan"),
                 }
             )
-    return pd.DataFrame(rows, columns=["family", "metric", "n_calls", "usd_per_call"])
+    return pd.DataFrame(rows, columns=["judge", "metric", "n_calls", "usd_per_call"])
 
 
 def add_vote_costs(votes: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
@@ -173,7 +181,7 @@ def add_vote_costs(votes: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
         task), from :func:`answer_costs`.
     """
     out = votes.merge(
-        costs[["family", "metric", "usd_per_call"]], on=["family", "metric"], how="left"
+        costs[["judge", "metric", "usd_per_call"]], on=["judge", "metric"], how="left"
     )
     out["extra_calls"] = out["calls_vote"] - out["calls_single"]
     out["usd_single"] = out["usd_per_call"] * out["calls_single"]
@@ -213,17 +221,17 @@ def calls_per_task(
 def count_comparison_calls(
     pred: pd.DataFrame,
     tasks: pd.DataFrame,
-    families: Sequence[str],
+    judges: Sequence[str],
     *,
     repetitions: Sequence[int] = (0, 1, 2),
 ) -> pd.DataFrame:
-    """Planned, answered, failed and missing comparison calls per family and prompt kind.
+    """Planned, answered, failed and missing comparison calls per judge and prompt kind.
 
     Planned: every task x order for Top-1 and Bot-1, and for TB-1 every task of three or
     more images. Failed and missing calls count as wrong answers in every metric.
 
     Returns:
-        family, kind, planned, answered (status ok), failed, missing.
+        judge, kind, planned, answered (status ok), failed, missing.
     """
     gold = gold_table(tasks)
     n_reps = len(list(repetitions))
@@ -232,15 +240,15 @@ def count_comparison_calls(
         pred["repetition"].isin(list(repetitions)) & pred["task_id"].isin(gold["task_id"])
     ]
     rows = []
-    for fam in families:
+    for judge in judges:
         for kind in KINDS:
-            part = sub.loc[(sub["family"] == fam) & (sub["kind"] == kind)]
+            part = sub.loc[(sub["judge"] == judge) & (sub["kind"] == kind)]
             planned = (n_many if kind == "vab_tb1" else n_all) * n_reps
             answered = int(part["status"].eq("ok").sum())
             failed = int(part["status"].ne("ok").sum())
             rows.append(
                 {
-                    "family": fam,
+                    "judge": judge,
                     "kind": kind,
                     "planned": planned,
                     "answered": answered,
@@ -258,16 +266,16 @@ def ranker_table(acc: pd.DataFrame, ties: pd.DataFrame, calls: pd.Series) -> pd.
     the one-answer chance; one accuracy column stands for both.
 
     Args:
-        acc: :func:`judgepanel.studies.vab.metrics.accuracy_table` of the rankers.
+        acc: :func:`judgepanel.studies.vab.accuracy.accuracy_table` of the rankers.
         ties: :attr:`judgepanel.studies.vab.rankers.ScoreThenRank.ties`.
         calls: :func:`calls_per_task` of the rankers.
 
     Returns:
-        ranker, metric, n_tasks, accuracy, ci_low, ci_high, random, n_tied, n_failed
+        ranker, metric, n_tasks, accuracy, ci_low, ci_high, chance, n_tied, n_failed
         (sets with an unscored image), calls_per_task.
     """
-    sub = acc.loc[acc["stat"] == "ap1"].rename(columns={"family": "ranker", "value": "accuracy"})
-    out = sub[["ranker", "metric", "n_tasks", "accuracy", "ci_low", "ci_high", "random"]]
+    sub = acc.loc[acc["stat"] == "ap1"].rename(columns={"judge": "ranker", "value": "accuracy"})
+    out = sub[["ranker", "metric", "n_tasks", "accuracy", "ci_low", "ci_high", "chance"]]
     out = out.merge(ties[["ranker", "n_tied", "n_failed"]], on="ranker", how="left")
     out["calls_per_task"] = out["ranker"].map(calls)
     return out.reset_index(drop=True)

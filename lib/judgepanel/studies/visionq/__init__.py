@@ -12,9 +12,18 @@ from judgepanel.datasets.taxonomy import Leaf as Leaf
 from judgepanel.datasets.taxonomy import Taxonomy as Taxonomy
 from judgepanel.datasets.taxonomy import TaxonomyError as TaxonomyError
 from judgepanel.datasets.taxonomy import load_taxonomy as load_taxonomy
+from judgepanel.studies.visionq.accuracy import FEW_PAPERS as FEW_PAPERS
+from judgepanel.studies.visionq.accuracy import accuracy_table as accuracy_table
+from judgepanel.studies.visionq.accuracy import chance_rate as chance_rate
+from judgepanel.studies.visionq.accuracy import count_answers as count_answers
+from judgepanel.studies.visionq.accuracy import normalised_accuracy as normalised_accuracy
+from judgepanel.studies.visionq.accuracy import per_axis_accuracy as per_axis_accuracy
+from judgepanel.studies.visionq.accuracy import per_leaf_accuracy as per_leaf_accuracy
+from judgepanel.studies.visionq.accuracy import thin_groups as thin_groups
 from judgepanel.studies.visionq.cache import CacheStats as CacheStats
 from judgepanel.studies.visionq.cache import CompositeCache as CompositeCache
 from judgepanel.studies.visionq.cache import file_identity as file_identity
+from judgepanel.studies.visionq.columns import PRED_COLUMNS as PRED_COLUMNS
 from judgepanel.studies.visionq.composite import Composite as Composite
 from judgepanel.studies.visionq.composite import Geometry as Geometry
 from judgepanel.studies.visionq.composite import build_composite as build_composite
@@ -27,25 +36,8 @@ from judgepanel.studies.visionq.imports import questions_of as questions_of
 from judgepanel.studies.visionq.imports import (
     read_official_predictions as read_official_predictions,
 )
-from judgepanel.studies.visionq.metrics import EXACT_BELOW as EXACT_BELOW
-from judgepanel.studies.visionq.metrics import FEW_PAPERS as FEW_PAPERS
-from judgepanel.studies.visionq.metrics import UNPARSED as UNPARSED
-from judgepanel.studies.visionq.metrics import accuracy_table as accuracy_table
-from judgepanel.studies.visionq.metrics import chance_rate as chance_rate
-from judgepanel.studies.visionq.metrics import check_predictions as check_predictions
-from judgepanel.studies.visionq.metrics import count_answers as count_answers
-from judgepanel.studies.visionq.metrics import last_letter_accuracy as last_letter_accuracy
-from judgepanel.studies.visionq.metrics import letter_frequencies as letter_frequencies
-from judgepanel.studies.visionq.metrics import mcnemar_pairs as mcnemar_pairs
-from judgepanel.studies.visionq.metrics import normalised_accuracy as normalised_accuracy
-from judgepanel.studies.visionq.metrics import per_axis_accuracy as per_axis_accuracy
-from judgepanel.studies.visionq.metrics import per_leaf_accuracy as per_leaf_accuracy
-from judgepanel.studies.visionq.metrics import position_bias as position_bias
-from judgepanel.studies.visionq.metrics import predictions_from_store as predictions_from_store
-from judgepanel.studies.visionq.metrics import rotation_debiasing as rotation_debiasing
-from judgepanel.studies.visionq.metrics import rotation_vote as rotation_vote
-from judgepanel.studies.visionq.metrics import shown_letters as shown_letters
-from judgepanel.studies.visionq.metrics import thin_groups as thin_groups
+from judgepanel.studies.visionq.mcnemar import EXACT_BELOW as EXACT_BELOW
+from judgepanel.studies.visionq.mcnemar import mcnemar_pairs as mcnemar_pairs
 from judgepanel.studies.visionq.pairs import PairSet as PairSet
 from judgepanel.studies.visionq.pairs import asymmetric_pairs as asymmetric_pairs
 from judgepanel.studies.visionq.pairs import build_pairs as build_pairs
@@ -53,13 +45,25 @@ from judgepanel.studies.visionq.pairs import shared_papers as shared_papers
 from judgepanel.studies.visionq.pairs import write_pairs as write_pairs
 from judgepanel.studies.visionq.parse import choice_letters as choice_letters
 from judgepanel.studies.visionq.parse import parse_letter as parse_letter
+from judgepanel.studies.visionq.position import UNPARSED as UNPARSED
+from judgepanel.studies.visionq.position import last_letter_accuracy as last_letter_accuracy
+from judgepanel.studies.visionq.position import letter_frequencies as letter_frequencies
+from judgepanel.studies.visionq.position import position_bias as position_bias
+from judgepanel.studies.visionq.position import shown_letters as shown_letters
+from judgepanel.studies.visionq.predictions import check_predictions as check_predictions
+from judgepanel.studies.visionq.predictions import (
+    predictions_from_store as predictions_from_store,
+)
 from judgepanel.studies.visionq.protocol import COMPOSITE_CACHE as COMPOSITE_CACHE
+from judgepanel.studies.visionq.protocol import VisionqAnswer as VisionqAnswer
 from judgepanel.studies.visionq.protocol import composite_url as composite_url
 from judgepanel.studies.visionq.protocol import plan_calls as plan_calls
 from judgepanel.studies.visionq.protocol import prompt_text as prompt_text
 from judgepanel.studies.visionq.protocol import rotated_order as rotated_order
 from judgepanel.studies.visionq.protocol import rotations_for as rotations_for
 from judgepanel.studies.visionq.protocol import unrotate as unrotate
+from judgepanel.studies.visionq.rotation import rotation_debiasing as rotation_debiasing
+from judgepanel.studies.visionq.rotation import rotation_vote as rotation_vote
 from judgepanel.studies.visionq.run import VisionqData as VisionqData
 from judgepanel.studies.visionq.run import load_run as load_run
 from judgepanel.studies.visionq.tables import axis_wide_table as axis_wide_table
@@ -69,6 +73,7 @@ __all__ = [
     "COMPOSITE_CACHE",
     "EXACT_BELOW",
     "FEW_PAPERS",
+    "PRED_COLUMNS",
     "UNPARSED",
     "CacheStats",
     "Composite",
@@ -78,6 +83,7 @@ __all__ = [
     "PairSet",
     "Taxonomy",
     "TaxonomyError",
+    "VisionqAnswer",
     "VisionqData",
     "accuracy_table",
     "asymmetric_pairs",

@@ -5,9 +5,9 @@ The harness (``bench_run.py``) writes one JSON object a line with, among others,
 ``status`` and, when run with ``--tag-quality``, ``quality_flags.benchmark_eligible``.
 The paper is the id's prefix before the first ``__`` (``paper_0842__fig_4_p6__row_3``).
 
-:func:`read_official_predictions` turns such files into the table
-:mod:`judgepanel.studies.visionq.metrics` reads (``id, pred, gold, n_choices, axis, leaf,
-paper, judge, rotation``), so that every analysis of notebook 06 runs on them. A row whose
+:func:`read_official_predictions` turns such files into the study's predictions table
+(:data:`~judgepanel.studies.visionq.columns.PRED_COLUMNS`), so that every analysis of
+notebook 06 runs on them. A row whose
 ``status`` is not ``ok`` keeps a null ``pred`` and counts as wrong, as in the harness's
 scorer. The judge is named by a flag, else by the file name.
 """
@@ -22,6 +22,7 @@ import pandas as pd
 
 from judgepanel.datasets._common import DatasetError, jsonl_objects
 from judgepanel.datasets.visionq import LETTERS
+from judgepanel.studies.visionq.columns import PRED_COLUMNS
 
 FIELDS: tuple[str, ...] = (
     "id",
@@ -34,20 +35,7 @@ FIELDS: tuple[str, ...] = (
     "status",
 )
 """Fields every official prediction line must have."""
-COLUMNS: tuple[str, ...] = (
-    "id",
-    "pred",
-    "gold",
-    "n_choices",
-    "axis",
-    "leaf",
-    "paper",
-    "judge",
-    "rotation",
-    "status",
-    "eligible",
-    "source",
-)
+COLUMNS: tuple[str, ...] = (*PRED_COLUMNS, "status", "eligible", "source")
 SLICES: tuple[str, ...] = ("eligible", "all")
 _PREFIX = "test_questions_"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,19 @@ from judgepanel.studies.visionq.parse import LETTERS, choice_letters, parse_lett
 
 KIND = "visionq"
 MAX_TOKENS = 64
+
+
+class VisionqAnswer(TypedDict):
+    """A parsed VisionQ answer, as the parser returns it and the store keeps it (as JSON).
+
+    ``letter`` is the RELEASED letter (what the metrics score), ``shown`` the letter as
+    answered, in the slot order of ``rotation``.
+    """
+
+    letter: str
+    shown: str
+    rotation: int
+
 
 PROMPT_TEMPLATE = (
     "The image shows {n} panels labelled {labels}. Each panel is the output of a different "
@@ -94,13 +107,11 @@ def composite_url(files: Sequence[str]) -> str:
 
 
 def _parser(n_choices: int, rotation: int):
-    def parse(text: str) -> dict[str, Any]:
+    def parse(text: str) -> VisionqAnswer:
         shown = parse_letter(text, n_choices)
-        return {
-            "letter": unrotate(shown, n_choices, rotation),
-            "shown": shown,
-            "rotation": rotation,
-        }
+        return VisionqAnswer(
+            letter=unrotate(shown, n_choices, rotation), shown=shown, rotation=rotation
+        )
 
     return parse
 
@@ -141,8 +152,8 @@ def plan_calls(
     Returns:
         CallSpecs of kind ``visionq`` with ``repetition`` = rotation; the prompt hash
         covers the text and the panel order (crop paths relative to the benchmark root),
-        and ``parse`` returns ``{"letter": released letter, "shown": letter as answered,
-        "rotation": r}``.
+        and ``parse`` returns a :class:`VisionqAnswer` (the released letter, the letter as
+        answered, the rotation).
     """
     needed = ("id", "question", "n_choices", "image_files", "image_paths")
     missing = [c for c in needed if c not in questions.columns]

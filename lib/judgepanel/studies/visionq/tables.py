@@ -1,7 +1,7 @@
 """Reading tables for the VisionQ report: the tidy metric tables, pivoted for the eye.
 
-The tidy tables of :mod:`judgepanel.studies.visionq.metrics` are what a reviewer checks; these
-wide views put judges side by side the way a paper prints them. They reshape numbers and
+The tidy tables of :mod:`judgepanel.studies.visionq.accuracy` are what a reviewer checks;
+these wide views put judges side by side the way a paper prints them. They reshape numbers and
 never compute new ones.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from judgepanel.studies.visionq.metrics import judge_column
+from judgepanel.studies.visionq.predictions import judge_column
 
 
 def _cell(acc: float, low: float, high: float, digits: int) -> str:

@@ -1,6 +1,6 @@
 """Fit an arm for keeps, with its out-of-fold accuracy, and predict with the result.
 
-The combiner is the study's (:func:`~judgepanel.studies.fusion.blocks.gb_combiner`, or
+The combiner is the study's (:func:`~judgepanel.studies.common.combiners.gb_combiner`, or
 the in-fold ridge), fitted once on every labelled image. What it is expected to reach on
 new images of the same kind is its out-of-fold accuracy on those images, on the study's
 fixed fold partition: Spearman ρ, Kendall τ_b and precision at the top 10%, each with a
@@ -22,15 +22,8 @@ from numpy.typing import NDArray
 from judgepanel.core.prompts import load_rubric
 from judgepanel.stats import bootstrap_arms, percentile_ci, resample_indices
 from judgepanel.stats.correlation import kendall_b, spearman
-from judgepanel.studies.fusion.blocks import (
-    FOLD_SEED,
-    N_FOLDS,
-    BestColumn,
-    best_single,
-    gb_combiner,
-    oof_predict,
-    ridge_combiner,
-)
+from judgepanel.studies.common.combiners import FOLD_SEED, N_FOLDS, gb_combiner, oof_predict
+from judgepanel.studies.fusion.blocks import BestColumn, best_single, ridge_combiner
 from judgepanel.studies.fusion.deploy.arms import (
     COLUMN,
     GB,

@@ -1,11 +1,11 @@
 """``judgepanel predict``: plan the calls a deployed scorer's features need, and send them.
 
-The calls are planned with the study's planner (:func:`~judgepanel.studies.fusion.plan.plan_images`)
-under the model's families, k, R and temperature, so their store keys are those of the
-training calls: an image scored before (a training image, or a rerun) is read from the
-store, never sent again. The rest goes through the usual client
-(:func:`~judgepanel.core.client.run_calls`): resumable, under a cost ceiling, every
-answer checkpointed as it arrives.
+The calls are planned as the study plans them
+(:func:`~judgepanel.studies.common.rubric_plan.plan_images`), under the model's families, k,
+R and temperature, so their store keys are those of the training calls: an image scored
+before (a training image, or a rerun) is read from the store, never sent again. The rest
+goes through the usual client (:func:`~judgepanel.core.client.run_calls`): resumable, under
+a cost ceiling, every answer checkpointed as it arrives.
 
 Before anything is planned, the model must match what would be sent: the rubric's
 SHA-256, every prompt's hash and every family's model id (:func:`check_identity`).
@@ -32,11 +32,11 @@ from judgepanel.core.settings import IMAGE_KINDS
 from judgepanel.core.store import Store
 from judgepanel.datasets import load_dataset
 from judgepanel.datasets.folder import FOLDER_KIND, load_folder
+from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel.studies.fusion.deploy.arms import ArmSpec, arm_features
 from judgepanel.studies.fusion.deploy.fit import predict_model, prompt_hashes
 from judgepanel.studies.fusion.deploy.model import DeployedModel
 from judgepanel.studies.fusion.deploy.shift import shift_table
-from judgepanel.studies.fusion.plan import plan_images
 
 SOURCE_KINDS: tuple[str, ...] = (FOLDER_KIND, *IMAGE_KINDS)
 

@@ -59,9 +59,7 @@ def fit_run(
     unknown = [f for f in names if f not in profile.families]
     if unknown:
         raise ConfigError(f"profile {profile.name!r} has no family {', '.join(unknown)}")
-    data = load_rated(
-        dataset, ref.kind, ref.root, store=profile.store, runs_file=config.path, families=names
-    )
+    data = load_rated(the_run, config, families=names, dataset=dataset)
     design = data.design
     y = data.blocks.y
     paths = data.data.images.set_index("image_id")["path"]

@@ -17,13 +17,11 @@ from sklearn.pipeline import Pipeline
 from judgepanel.stats import (
     add_q,
 )
+from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
 from judgepanel.studies.fusion.blocks import (
-    FOLD_SEED,
     Blocks,
     best_single,
-    gb_combiner,
     hp_design,
-    oof_predict_many,
     panel_mean,
     ridge_combiner,
 )

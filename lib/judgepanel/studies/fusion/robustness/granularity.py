@@ -12,9 +12,7 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.stats.correlation import correlate
-from judgepanel.studies.fusion.blocks import (
-    holistic_runs,
-)
+from judgepanel.studies.common.features import holistic_runs
 from judgepanel.studies.fusion.compare import METRICS, compare_pairs
 
 

@@ -16,14 +16,8 @@ from judgepanel.stats import (
     kendall_b,
     spearman,
 )
-from judgepanel.studies.fusion.blocks import (
-    FOLD_SEED,
-    Blocks,
-    best_single,
-    gb_combiner,
-    hp_design,
-    oof_predict_many,
-)
+from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
+from judgepanel.studies.fusion.blocks import Blocks, best_single, hp_design
 
 PARTITION_SEEDS: tuple[int, ...] = tuple(range(20))
 """The random fold partitions of the robustness check (42, the reference, is not among them)."""

@@ -15,13 +15,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.pipeline import Pipeline, make_pipeline
 
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.studies.fusion.blocks import (
-    FOLD_SEED,
-    Blocks,
-    gb_combiner,
-    make_folds,
-    oof_predict,
-)
+from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, make_folds, oof_predict
+from judgepanel.studies.fusion.blocks import Blocks
 from judgepanel.studies.fusion.compare import compare_arms
 
 

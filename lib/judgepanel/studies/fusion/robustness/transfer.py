@@ -10,14 +10,8 @@ from judgepanel.stats import (
     paired_bootstrap,
 )
 from judgepanel.stats.correlation import correlate
-from judgepanel.studies.fusion.blocks import (
-    FOLD_SEED,
-    Blocks,
-    best_single,
-    gb_combiner,
-    hp_design,
-    oof_predict,
-)
+from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict
+from judgepanel.studies.fusion.blocks import Blocks, best_single, hp_design
 from judgepanel.studies.fusion.compare import METRICS
 
 

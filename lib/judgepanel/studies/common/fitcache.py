@@ -1,10 +1,10 @@
 """Out-of-fold fits made once per process, however many analyses ask for them.
 
-H+P_gb of the pre-declared families is the ablation's arm, the sham comparison's
-reference, a label-matched arm, the partition sweep's reference and the transfer's
-in-domain arm. Each fit is deterministic (a pinned ``random_state``, a fixed fold
-partition), so its out-of-fold predictions are kept in :data:`FITS` under a key built from
-everything the fit depends on: the estimator's class and parameters (nested estimators
+In the fusion study, H+P_gb of the pre-declared families is the ablation's arm, the sham
+comparison's reference, a label-matched arm, the partition sweep's reference and the
+transfer's in-domain arm. Each fit is deterministic (a pinned ``random_state``, a fixed
+fold partition), so its out-of-fold predictions are kept in :data:`FITS` under a key built
+from everything the fit depends on: the estimator's class and parameters (nested estimators
 included), the feature matrix, the target and the fold partition, byte for byte. An
 estimator whose randomness is not pinned (``random_state=None`` or a generator) or whose
 parameters have no stable description is never memoised.

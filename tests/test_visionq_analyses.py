@@ -1,4 +1,4 @@
-"""VisionQ metrics on hand-made predictions with known answers."""
+"""VisionQ analyses (accuracy, position, McNemar, rotations) on hand-made predictions."""
 
 from __future__ import annotations
 
@@ -10,20 +10,17 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from judgepanel.studies.visionq.metrics import (
-    accuracy_table,
-    check_predictions,
-    count_answers,
+from judgepanel.stats import group_seed
+from judgepanel.studies.visionq.accuracy import accuracy_table, count_answers, per_axis_accuracy
+from judgepanel.studies.visionq.mcnemar import mcnemar_pairs
+from judgepanel.studies.visionq.position import (
     last_letter_accuracy,
     letter_frequencies,
-    mcnemar_pairs,
-    per_axis_accuracy,
     position_bias,
-    predictions_from_store,
-    rotation_debiasing,
-    rotation_vote,
     shown_letters,
 )
+from judgepanel.studies.visionq.predictions import check_predictions, predictions_from_store
+from judgepanel.studies.visionq.rotation import rotation_debiasing, rotation_vote
 
 
 def _preds(rows: list[tuple], **extra) -> pd.DataFrame:
@@ -98,7 +95,9 @@ def test_paper_bootstrap_equals_a_naive_loop():
     checked = check_predictions(frame)
     labels = np.unique(checked["paper"])
     per_paper = {p: checked[checked["paper"] == p] for p in labels}
-    draws = np.random.default_rng(seed).integers(0, len(labels), size=(b, len(labels)))
+    # one judge, no grouping: the group's key is empty, its seed derived from it
+    rng = np.random.default_rng(group_seed((), seed))
+    draws = rng.integers(0, len(labels), size=(b, len(labels)))
     accs, norms = [], []
     for draw in draws:
         sample = pd.concat([per_paper[labels[j]] for j in draw])
@@ -110,6 +109,14 @@ def test_paper_bootstrap_equals_a_naive_loop():
     assert row["ci_high"] == pytest.approx(np.percentile(accs, 97.5), abs=1e-12)
     assert row["normalised_ci_low"] == pytest.approx(np.percentile(norms, 2.5), abs=1e-12)
     assert row["normalised_ci_high"] == pytest.approx(np.percentile(norms, 97.5), abs=1e-12)
+
+
+def test_a_judge_interval_does_not_move_when_another_judge_joins():
+    alone = _random_frame(12).assign(judge="basalt")
+    both = pd.concat([_random_frame(13).assign(judge="aurora"), alone])
+    one = accuracy_table(alone, n_resamples=300, seed=2)
+    two = accuracy_table(both, n_resamples=300, seed=2)
+    pd.testing.assert_frame_equal(one, two[two["judge"] == "basalt"].reset_index(drop=True))
 
 
 def test_a_single_paper_gives_a_zero_width_interval():
@@ -260,7 +267,7 @@ def test_bad_predictions_are_named():
     bad.loc[0, "gold"] = "C"
     with pytest.raises(ValueError, match="question 'q1': gold 'C' is not one of AB"):
         check_predictions(bad)
-    with pytest.raises(ValueError, match="lack column"):
+    with pytest.raises(ValueError, match=r"lacks column\(s\) \['paper'\]"):
         check_predictions(FOUR.drop(columns="paper"))
 
 
