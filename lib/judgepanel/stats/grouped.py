@@ -16,10 +16,10 @@ group the clusters are numbered in sorted order of their labels and drawn as
 s the group's seed), and the per-cluster sums are added in an order fixed by the values,
 so the row order of the input does not reach the interval either.
 
-Resampled ratios are rounded to :data:`DECIMALS` places: a difference that is exactly zero
-in exact arithmetic (picks that match a position-blind judge's share task by task) is then
-zero on every resample, whatever the order its floating-point terms were added in, so its
-interval is [0, 0] and its p is 1 rather than a significant 1e-17.
+A ratio within :data:`ZERO` of zero, resampled or estimated, is set to zero: a difference
+that is exactly zero in exact arithmetic (picks that match a position-blind judge's share
+task by task) is then zero on every resample, whatever the order its floating-point terms
+were added in, so its interval is [0, 0] and its p is 1 rather than a significant 1e-17.
 """
 
 from __future__ import annotations
@@ -38,9 +38,16 @@ from judgepanel.stats.correlation import as_vector
 from judgepanel.stats.intervals import cluster_numbers
 from judgepanel.stats.means import finite_ci, finite_p
 
-DECIMALS = 12
-"""Places the resampled ratios are rounded to: far below any reported digit, far above
-the rounding error of summing a few thousand terms."""
+ZERO = 1e-12
+"""Ratios nearer zero than this are zero: far below any reported digit, far above the
+rounding error of summing a few thousand terms."""
+
+
+def snap_zero(x: ArrayLike) -> NDArray[np.float64]:
+    """``x`` with the values within :data:`ZERO` of zero set to exactly zero."""
+    a = np.asarray(x, dtype=np.float64)
+    return np.where(np.abs(a) < ZERO, 0.0, a)
+
 
 Aggregate = tuple[str, Callable[[NDArray[Any]], Any]]
 """(column, function of that column's values in a group): one extra column of a table."""
@@ -121,7 +128,7 @@ class ClusterDraws:
         else:
             den = self.resampled_sums(self.cluster_sums(denominator, "denominator"))
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.round(num / den, DECIMALS)
+            return snap_zero(num / den)
 
 
 def cluster_draws(clusters: ArrayLike, n_resamples: int, seed: int) -> ClusterDraws:
@@ -249,7 +256,7 @@ def grouped_ratios(
         low, high = finite_ci(resampled, confidence)
         total_num, total_den = float(np.sum(num)), float(np.sum(den))
         with np.errstate(invalid="ignore", divide="ignore"):
-            estimate = float(np.float64(total_num) / total_den)
+            estimate = float(snap_zero(np.float64(total_num) / total_den))
         row: dict[str, Any] = {**labels, "estimate": estimate, "ci_low": low, "ci_high": high}
         if p_value:
             row["p"] = finite_p(resampled)

@@ -152,7 +152,7 @@ def position_table(
         n_answers=ci["n"],
         picked=picked,
         expected=expected,
-        delta=picked - expected,
+        delta=ci["estimate"],
         ci_low=ci["ci_low"],
         ci_high=ci["ci_high"],
         p=ci["p"],
