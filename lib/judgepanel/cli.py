@@ -695,7 +695,10 @@ def _import_scores(args: argparse.Namespace) -> int:
     kind, sep, root = args.dataset.partition(":")
     try:
         if not sep or kind not in IMAGE_KINDS:
-            raise ConfigError(f"--dataset {args.dataset!r}: expected eva:PATH or para:PATH")
+            raise ConfigError(
+                f"--dataset {args.dataset!r}: expected KIND:PATH with KIND one of "
+                f"{', '.join(IMAGE_KINDS)}"
+            )
         images = load_dataset(kind, root).images["image_id"].astype(str)
         table = load_scores(args.file, known_images=images)
     except (ConfigError, DatasetError) as exc:
