@@ -146,13 +146,13 @@ def _turned(
 def _known(
     table: pd.DataFrame, order: pd.Index, attributes: dict[str, Attribute], source: str | Path
 ) -> None:
-    stray = table.loc[~table["image_id"].isin(order), "image_id"].unique()
+    stray = pd.Index(table["image_id"].unique()).difference(order)
     if len(stray):
         raise DatasetError(
             f"{source}: {len(stray)} rated image(s) are not among the dataset's images; "
             f"first: {', '.join(map(str, stray[:N_SHOWN]))}"
         )
-    unknown = sorted(set(table["attribute"]) - set(attributes))
+    unknown = sorted(set(table["attribute"].unique()) - set(attributes))
     if unknown:
         raise DatasetError(f"{source}: unknown attribute(s) {unknown}")
 

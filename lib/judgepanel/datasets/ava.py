@@ -11,6 +11,7 @@ the release; the images are their photographers'.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -60,7 +61,8 @@ def load_ava(root: str | Path) -> Dataset:
     counts = raw[[f"votes_{k}" for k in LEVELS]].astype(float).astype(np.int64).to_numpy()
     empty = counts.sum(axis=1) == 0
     fail_rows(path, raw, empty, "image_id", "an image without votes", ids, first_line=1)
-    files = [str(root / IMAGE_DIR / f"{i}.jpg") for i in raw["image_id"]]
+    folder = str(root / IMAGE_DIR)
+    files = [os.path.join(folder, f"{i}.jpg") for i in raw["image_id"]]
     require_image_files(path, raw, files, "image_id", ids, first_line=1)
 
     test = _test_ids(require_file(root / TEST_LIST, f"the official test list ({TEST_LIST})"), raw)
@@ -81,20 +83,32 @@ def load_ava(root: str | Path) -> Dataset:
 
 
 def _votes_table(path: Path) -> pd.DataFrame:
-    """AVA.txt as text columns, indexed by line number - 1."""
-    lines, rows = [], []
-    for lineno, text in text_lines(path):
-        fields = text.split()
-        if len(fields) != len(COLUMNS):
-            raise DatasetError(
-                f"{path}:{lineno}: expected {len(COLUMNS)} space-separated columns (index, "
-                f"image_id, 10 vote counts, 2 tags, challenge id), found {len(fields)}"
-            )
-        lines.append(lineno - 1)
-        rows.append(fields)
-    if not rows:
+    """AVA.txt's columns (numbers where they parse), indexed by line number - 1."""
+    try:
+        raw = pd.read_csv(
+            path,
+            sep=r"\s+",
+            header=None,
+            names=COLUMNS,
+            dtype={"image_id": str},
+            skip_blank_lines=False,
+            keep_default_na=False,
+            na_values=[""],
+        )
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot be parsed as {len(COLUMNS)} columns ({exc})") from None
+    raw = raw.dropna(how="all")
+    if raw.empty:
         raise DatasetError(f"{path}: holds no images")
-    return pd.DataFrame(rows, columns=COLUMNS, index=lines)
+    short = raw[COLUMNS[-1]].isna().to_numpy()
+    if short.any():
+        row = int(np.argmax(short))
+        found = int(raw.iloc[row].notna().sum())
+        raise DatasetError(
+            f"{path}:{raw.index[row] + 1}: expected {len(COLUMNS)} space-separated columns "
+            f"(index, image_id, 10 vote counts, 2 tags, challenge id), found {found}"
+        )
+    return raw
 
 
 def _test_ids(path: Path, raw: pd.DataFrame) -> set[str]:

@@ -21,6 +21,7 @@ from judgepanel.stats.bootstrap import (
     summarize_paired,
 )
 from judgepanel.stats.ceiling import NoiseCeiling, noise_ceiling, spearman_brown, split_half_means
+from judgepanel.stats.ceiling_choice import CeilingEstimate, data_ceiling
 from judgepanel.stats.ceiling_methods import (
     NoCeiling,
     ceiling_for,
@@ -42,6 +43,7 @@ from judgepanel.stats.multitest import add_q, bh
 
 __all__ = [
     "BootstrapResult",
+    "CeilingEstimate",
     "ClusterBootstrapResult",
     "MaxStatResult",
     "NoCeiling",
@@ -53,6 +55,7 @@ __all__ = [
     "bootstrap_partials",
     "ceiling_for",
     "cluster_bootstrap",
+    "data_ceiling",
     "kendall_b",
     "max_statistic_p",
     "mean_only_ceiling",
