@@ -248,3 +248,14 @@ def write_lapis(root: Path, frame: pd.DataFrame | None = None, sets: bool = True
         for k, name in enumerate(("TrainImageSet.txt", "ValImageSet.txt", "TestImageSet.txt")):
             (root / "imageset" / name).write_text("\n".join(names[k::3]) + "\n")
     return root
+
+
+WRITERS = {
+    "ratings": write_generic,
+    "ava": write_ava,
+    "aadb": write_aadb,
+    "koniq": write_koniq,
+    "spaq": write_spaq,
+    "lapis": write_lapis,
+}
+"""Each kind's writer, by its dataset kind."""

@@ -14,14 +14,8 @@ from dataclasses import asdict
 import numpy as np
 import pandas as pd
 import pytest
-from release_files import (
-    write_aadb,
-    write_ava,
-    write_generic,
-    write_koniq,
-    write_lapis,
-    write_spaq,
-)
+from release_files import WRITERS as RELEASE_WRITERS
+from release_files import write_aadb, write_generic
 
 from judgepanel.datasets import load_dataset
 from judgepanel.stats import noise_ceiling, summary_ceiling, vote_ceiling
@@ -133,15 +127,9 @@ def test_histogram_and_summary_ceilings_agree_with_per_rater(tmp_path, name, kee
 
 
 def test_the_method_follows_what_each_release_keeps(tmp_path):
-    cases = {
-        "ratings": (write_generic, "per_rater_split_half"),
-        "ava": (write_ava, "vote_split_half"),
-        "koniq": (write_koniq, "vote_split_half"),
-        "aadb": (write_aadb, "per_rater_split_half"),
-        "lapis": (write_lapis, "per_rater_split_half"),
-        "spaq": (write_spaq, "none"),
-    }
-    for kind, (write, method) in cases.items():
+    methods = {"ava": "vote_split_half", "koniq": "vote_split_half", "spaq": "none"}
+    for kind, write in RELEASE_WRITERS.items():
+        method = methods.get(kind, "per_rater_split_half")
         estimate = data_ceiling(load_dataset(kind, str(write(tmp_path / kind))), n_resamples=50)
         assert estimate.method == method, kind
         if method == "none":

@@ -65,7 +65,8 @@ class CeilingEstimate:
         confidence: the interval's level.
         n_images: images the ceiling describes.
         detail: the chosen method's full result.
-        reason: why there is no ceiling (method ``none``), else "".
+        reason: why there is no ceiling (method ``none``, or halves that do not correlate
+            positively), else "".
     """
 
     attribute: str
@@ -151,6 +152,12 @@ def data_ceiling(
         samples = _resampled_ceilings(a, b, metric, n_resamples, seed)
     samples = samples[np.isfinite(samples)]
     interval = percentile_ci(samples, confidence) if samples.size else (np.nan, np.nan)
+    reason = ""
+    if not np.isfinite(detail.ceiling):
+        reason = (
+            f"the split halves do not correlate positively (mean r {detail.split_half_r:.3f}): "
+            "the ratings share no signal to bound"
+        )
     return CeilingEstimate(
         attribute=attribute,
         ceiling=detail.ceiling,
@@ -159,6 +166,7 @@ def data_ceiling(
         confidence=confidence,
         n_images=detail.n_images,
         detail=detail,
+        reason=reason,
     )
 
 
