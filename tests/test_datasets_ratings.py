@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from release_files import CARD, generic_ratings, write_generic
+from release_files import CARD, generic_ratings, touch_images, write_generic
 
+from judgepanel.core.paths import project_root
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.datasets import Dataset, DatasetError, load_dataset, load_ratings
 from judgepanel.datasets.card import RUBRIC_DIMENSIONS
@@ -261,3 +262,20 @@ def test_missing_files_and_overall_ratings_are_named(tmp_path):
     message = _error(write_generic(tmp_path / "b", ratings=no_overall))
     assert "1 image(s) have no rating of the overall attribute 'aesthetic'; first: img01" in message
     assert "not a folder" in _error(tmp_path / "nowhere")
+
+
+def test_the_worked_example_of_data_readme_loads(tmp_path):
+    """The four files of data/README.md's example, written as shown, load as described."""
+    text = (project_root() / "data" / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Any rated image dataset") : text.index("### Releases read")]
+    blocks = re.findall(r"```\w*\n(.*?)```", section, re.S)
+    names = ["dataset.yaml", "images.csv", "ratings.csv", "summary.csv"]
+    for name, block in zip(names, blocks, strict=True):
+        (tmp_path / name).write_text(block, encoding="utf-8")
+    touch_images(tmp_path / "images", ["2024/p001.jpg", "2024/p002.jpg", "2025/p003.jpg"])
+    ds = load_ratings(tmp_path)
+    assert ds.name == "street-photos" and len(ds) == 3
+    assert ds.images["mean_score"].tolist() == [6.5, 4.0, 8.5]
+    assert ds.images["composition"].tolist() == pytest.approx([6 - 2.4, 6 - 3.1, 6 - 1.8])
+    assert ds.images.loc[0, "mood"] == pytest.approx((12 * 5 + 30 * 6) / 42)
+    assert ds.votes["attribute"].eq("mood").all() and ds.summary["n"].tolist() == [25, 24, 25]
