@@ -54,7 +54,23 @@ def test_an_unknown_dataset_kind_lists_the_known_ones(tmp_path):
     path, line = _broken(tmp_path, "kind: eva,", "kind: evaa,")
     message = _error(path)
     assert f":{line}: profiles.demo.datasets.eva.kind: unknown dataset kind 'evaa'" in message
-    assert "known kinds: eva, para, vab, visionq" in message
+    known = "eva, para, ratings, ava, aadb, koniq, spaq, lapis, vab, visionq"
+    assert f"known kinds: {known}" in message
+
+
+def test_a_ratings_dataset_entry_is_accepted_and_its_typos_name_their_line(tmp_path):
+    """The generic format and the adapted releases are dataset kinds like EVA's."""
+    entry = "      ava: {kind: ava, root: data/ava}\n      mine: {kind: ratings, root: data/mine}\n"
+    path, _ = _broken(tmp_path, "      vab: {kind: vab,", entry + "      vab: {kind: vab,")
+    config = load_config(path)
+    mine = config.profile("demo").dataset("mine")
+    assert (mine.kind, mine.root) == ("ratings", tmp_path / "data" / "mine")
+    assert config.profile("demo").dataset("ava").kind == "ava"
+    typo = path.read_text(encoding="utf-8").replace("kind: ratings, root:", "kind: ratings, roots:")
+    path.write_text(typo, encoding="utf-8")
+    line = typo[: typo.index("roots:")].count("\n") + 1
+    message = _error(path)
+    assert f"papermill_runs.yaml:{line}: profiles.demo.datasets.mine.roots: unknown key" in message
 
 
 def test_a_wrong_type_and_a_missing_key_name_their_lines(tmp_path):

@@ -21,6 +21,7 @@ from judgepanel.core.calls import seed_from_key
 from judgepanel.core.config import ScoringDesign
 from judgepanel.core.parsing import parse_score
 from judgepanel.core.prompts import DIMENSIONS, image_data_url, load_rubric
+from judgepanel.core.settings import DATASET_KINDS
 from judgepanel.studies.common.rubric_plan import plan_images
 
 EVA_HEADER = (
@@ -333,7 +334,7 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, monkeypatch, capsys) -> None
     url = "http://127.0.0.1:9/v1"
     store = str(tmp_path / "s.sqlite")
     assert jp_inline(monkeypatch, url, "score", "--dataset", "foo:bar", "--store", store) == 1
-    assert "expected one of eva, para, vab, visionq" in capsys.readouterr().err
+    assert f"expected one of {', '.join(DATASET_KINDS)}" in capsys.readouterr().err
     runs = write_runs_file(tmp_path, tmp_path / "missing-eva")
     assert jp_inline(monkeypatch, url, "score", "--run", "t-eva", "--runs-file", str(runs)) == 1
     assert "missing-eva" in capsys.readouterr().err
@@ -385,5 +386,7 @@ def test_each_study_registers_the_planner_of_its_dataset_kinds() -> None:
 
     assert set(PLANNERS) == set(DATASET_KINDS) == set(judgepanel.studies.PLANNED_KINDS)
     settings = ScoreSettings((), {}, Path("s.sqlite"), {}, 1, None)
-    with pytest.raises(ConfigError, match="no planner for dataset kind 'lsvrc'; registered: eva"):
+    with pytest.raises(
+        ConfigError, match="no planner for dataset kind 'lsvrc'; registered: aadb, ava, eva"
+    ):
         plan_target(DatasetRef("x", "lsvrc", Path(".")), settings)

@@ -1,7 +1,8 @@
 """The ``judgepanel`` command: parses arguments, builds typed settings, calls the library.
 
 Nothing imports this module. ``data synth`` and ``sim-server`` belong to the embedded
-synthetic world (``judgepanel_sim``) and are forwarded to it before any parsing here.
+synthetic world (``judgepanel_sim``) and are forwarded to it before any parsing here;
+``data describe`` is parsed here (``cli_data``).
 
 Exit codes of ``judgepanel score``: 0 done (calls may have failed; they are recorded),
 1 bad input or configuration, 3 stopped by the budget, 4 stopped early: by an error every
@@ -25,6 +26,7 @@ import yaml
 import judgepanel.studies  # noqa: F401  (registers each study's planner)
 from judgepanel import __version__
 from judgepanel.cli_batch import add_batch_parser, batch_command
+from judgepanel.cli_data import add_data_parser, data_command
 from judgepanel.core.batch import BatchBook, BatchOptions
 from judgepanel.core.client import ClientError, scrub
 from judgepanel.core.client.options import (
@@ -34,12 +36,12 @@ from judgepanel.core.client.options import (
 )
 from judgepanel.core.config import ConfigError, load_config
 from judgepanel.core.coverage import describe_mix
+from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.core.preflight import preflight
 from judgepanel.core.retry import MAX_FAILURE_SHARE
 from judgepanel.core.scoring import closing_note, dry_run, score_settings
 from judgepanel.core.settings import (
-    IMAGE_KINDS,
     ClientOptions,
     ScoreRequest,
     ScoreSettings,
@@ -215,9 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"judgepanel {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser(
-        "data", help="synthetic datasets in the real on-disk formats (`data synth --help`)"
-    )
+    add_data_parser(sub)
     sub.add_parser("sim-server", help="the simulated judge server (OpenAI protocol)")
     _add_score_parser(sub)
     _add_deploy_parsers(sub)
@@ -692,11 +692,9 @@ def export_command(args: argparse.Namespace) -> int:
 
 def _import_scores(args: argparse.Namespace) -> int:
     """``judgepanel import scores``: a checked comparator score file for 02 and 04."""
-    kind, sep, root = args.dataset.partition(":")
     try:
-        if not sep or kind not in IMAGE_KINDS:
-            raise ConfigError(f"--dataset {args.dataset!r}: expected eva:PATH or para:PATH")
-        images = load_dataset(kind, root).images["image_id"].astype(str)
+        kind, root = parse_dataset_spec(args.dataset)
+        images = load_dataset(kind, str(root)).images["image_id"].astype(str)
         table = load_scores(args.file, known_images=images)
     except (ConfigError, DatasetError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -894,6 +892,7 @@ COMMANDS = {
     "check": check_command,
     "verify": verify_command,
     "batch": batch_command,
+    "data": data_command,
 }
 
 
@@ -914,7 +913,7 @@ def _quiet_on_closed_pipe(
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in SIM_COMMANDS:
+    if argv and argv[0] in SIM_COMMANDS and argv[:2] != ["data", "describe"]:
         # The synthetic world is an optional part with heavy imports (renderer, server);
         # it is loaded only when one of its commands runs.
         from judgepanel_sim.cli import main as sim_main

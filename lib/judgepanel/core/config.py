@@ -28,7 +28,9 @@ class DatasetRef:
 
     Attributes:
         name: the dataset's key in the profile and in the store.
-        kind: its format: ``eva``, ``para``, ``vab`` or ``visionq``.
+        kind: its format: one of `judgepanel.core.settings.DATASET_KINDS` (``eva``,
+            ``para``, ``ratings``, ``ava``, ``aadb``, ``koniq``, ``spaq``, ``lapis``,
+            ``vab``, ``visionq``).
         root: its folder (for VisionQ, the benchmark root that image paths are relative to).
         questions: VisionQ only: the question file, when it does not sit under ``root``.
         eligible: VisionQ only: the file of eligible question ids, when not under ``root``.

@@ -1,8 +1,9 @@
 """The human label (and a thumbnail) of each item of a dataset, for the call explorer.
 
-Read from the dataset's own files by its loader: EVA and PARA give each image's mean human
-score, VAB each task's gold best and worst image, VisionQ each question and its gold
-letter. Thumbnails are small JPEG data URLs, so a page that shows them stays one file.
+Read from the dataset's own files by its loader: rated-image datasets (EVA, PARA, the
+generic ``ratings`` format and the adapted releases) give each image's mean human score,
+VAB each task's gold best and worst image, VisionQ each question and its gold letter.
+Thumbnails are small JPEG data URLs, so a page that shows them stays one file.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from judgepanel.core.config import DatasetRef
-from judgepanel.datasets import DatasetError, load_dataset, load_vab
+from judgepanel.datasets import RATED_LOADERS, DatasetError, load_dataset, load_vab
 from judgepanel.datasets.visionq import load_questions
 
 THUMB_PX = 72
@@ -69,8 +70,7 @@ def _visionq_labels(ref: DatasetRef) -> dict[str, dict[str, Any]]:
 
 
 LABELS: dict[str, Callable[[DatasetRef], dict[str, dict[str, Any]]]] = {
-    "eva": _rated_labels,
-    "para": _rated_labels,
+    **dict.fromkeys(RATED_LOADERS, _rated_labels),
     "vab": _vab_labels,
     "visionq": _visionq_labels,
 }

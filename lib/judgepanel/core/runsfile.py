@@ -15,7 +15,9 @@ from typing import Any, Literal, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-DatasetKind = Literal["eva", "para", "vab", "visionq"]
+DatasetKind = Literal[
+    "eva", "para", "ratings", "ava", "aadb", "koniq", "spaq", "lapis", "vab", "visionq"
+]
 """The dataset formats with a loader (`judgepanel.datasets`)."""
 
 

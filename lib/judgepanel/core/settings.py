@@ -23,11 +23,12 @@ from judgepanel.core.config import (
     load_config,
 )
 
-DATASET_KINDS: tuple[str, ...] = ("eva", "para", "vab", "visionq")
-"""The dataset formats judgepanel reads."""
+IMAGE_KINDS: tuple[str, ...] = ("eva", "para", "ratings", "ava", "aadb", "koniq", "spaq", "lapis")
+"""Dataset kinds whose items are single rated images (the rubric-fusion study): EVA and PARA,
+the generic ``ratings`` format, and the releases read as they are (``judgepanel.datasets``)."""
 
-IMAGE_KINDS: tuple[str, ...] = ("eva", "para")
-"""Dataset kinds whose items are single rated images (the rubric-fusion study)."""
+DATASET_KINDS: tuple[str, ...] = (*IMAGE_KINDS, "vab", "visionq")
+"""The dataset formats judgepanel reads."""
 
 DEFAULT_TEMPERATURE = 0.3
 """Sampling temperature of a dataset kind without a scoring design (VisionQ)."""

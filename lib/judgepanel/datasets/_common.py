@@ -7,6 +7,7 @@ names the file, the column and the first offending rows, so a user can fix the f
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from judgepanel.datasets.attribute import Attribute
 
 N_SHOWN = 5
 """How many offending rows or ids an error message lists."""
@@ -39,6 +42,19 @@ class Dataset:
             ``quality``, ``composition``, ``colour``, then the dataset's other columns.
         score_range: the (lowest, highest) value of the overall rating scale.
         attribute_ranges: the scale of every numeric rating column, by column name.
+        votes: anonymous vote histograms (AVA, KonIQ), long: ``image_id``, ``attribute``
+            (a table column name), ``value``, ``count``; None when there are none.
+        summary: what a release gives per image instead of ratings (SPAQ, AADB's lists):
+            ``image_id``, ``attribute``, ``mean``, ``sd``, ``n`` (sd and n NaN where not
+            released); None when there is none. Its mean is the image's released mean.
+        attributes: the rated attributes by table column, with range, direction and the
+            rubric dimension each validates (empty for EVA and PARA, whose mapping is fixed).
+        licence, citation: as the release or ``dataset.yaml`` states them ("" if not).
+
+    ``images`` may also carry ``split`` (the release's train/validation/test) and ``group``.
+    Where ``ratings`` has no per-rater data it is empty, with columns ``image_id``,
+    ``rater_id`` and ``score``; the noise ceiling then comes from ``votes`` or ``summary``
+    (:func:`judgepanel.stats.ceiling_choice.data_ceiling`).
     """
 
     name: str
@@ -47,6 +63,11 @@ class Dataset:
     ratings: pd.DataFrame
     score_range: tuple[float, float]
     attribute_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    votes: pd.DataFrame | None = None
+    summary: pd.DataFrame | None = None
+    attributes: dict[str, Attribute] = field(default_factory=dict)
+    licence: str = ""
+    citation: str = ""
 
     def __len__(self) -> int:
         return len(self.images)
@@ -82,15 +103,22 @@ class Dataset:
         keep = np.sort(np.asarray(chosen))
         images = self.images.iloc[keep].reset_index(drop=True)
         ids = set(images["image_id"])
-        ratings = self.ratings[self.ratings["image_id"].isin(ids)].reset_index(drop=True)
-        return Dataset(
-            name=self.name,
-            root=self.root,
+
+        def only(table: pd.DataFrame | None) -> pd.DataFrame | None:
+            return None if table is None else _rows_of(table, ids)
+
+        return dataclasses.replace(
+            self,
             images=images,
-            ratings=ratings,
-            score_range=self.score_range,
+            ratings=_rows_of(self.ratings, ids),
+            votes=only(self.votes),
+            summary=only(self.summary),
             attribute_ranges=dict(self.attribute_ranges),
         )
+
+
+def _rows_of(table: pd.DataFrame, ids: set[Any]) -> pd.DataFrame:
+    return table[table["image_id"].isin(ids)].reset_index(drop=True)
 
 
 def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
@@ -138,11 +166,14 @@ def numeric_column(
     path: Path,
     id_columns: list[str],
     step: float | None = None,
+    *,
+    first_line: int = 2,
 ) -> pd.Series:
     """Column ``column`` as floats in [lo, hi] (multiples of ``step`` if given), or an error.
 
     The error names the column, how many rows are bad, and the first few of them by file
-    line and id, so that a single stray value in a large file is easy to find.
+    line and id, so that a single stray value in a large file is easy to find. Lines are
+    counted from ``df``'s index (see :func:`shown_rows`), so a subset of rows keeps them.
     """
     raw = df[column]
     if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
@@ -154,21 +185,38 @@ def numeric_column(
         bad |= ~np.isclose(values / step, np.round(values / step), rtol=0, atol=1e-9)
     if bad.any():
         rows = np.flatnonzero(bad.to_numpy())
-        shown = []
-        for r in rows[:N_SHOWN]:
-            ids = ", ".join(f"{c}={df[c].iloc[r]}" for c in id_columns)
-            shown.append(f"line {r + 2} ({ids}): {str(df[column].iloc[r])!r}")
+        shown = shown_rows(df, rows, id_columns, column, first_line=first_line)
+        span = f"of at least {lo:g}" if np.isinf(hi) else f"in {lo:g}-{hi:g}"
         if step is None:
-            expected = f"numbers in {lo:g}-{hi:g}"
+            expected = f"numbers {span}"
         elif step == 1:
-            expected = f"whole numbers in {lo:g}-{hi:g}"
+            expected = f"whole numbers {span}"
         else:
-            expected = f"numbers in {lo:g}-{hi:g} in steps of {step:g}"
+            expected = f"numbers {span} in steps of {step:g}"
         raise DatasetError(
             f"{path}: column {column!r} has {len(rows)} value(s) that are not {expected}; "
-            "first: " + "; ".join(shown)
+            f"first: {shown}"
         )
     return values.astype(float)
+
+
+def shown_rows(
+    df: pd.DataFrame,
+    rows: Any,
+    id_columns: list[str],
+    column: str | None = None,
+    *,
+    first_line: int = 2,
+) -> str:
+    """The first few of ``rows`` (positions in ``df``) as ``line N (id=..., ...)``, with
+    ``column``'s value when given: for error messages. ``df``'s index counts the file's
+    data rows from 0, and the first of them is on line ``first_line`` (2 below a header)."""
+    shown = []
+    for r in list(rows)[:N_SHOWN]:
+        ids = ", ".join(f"{c}={df[c].iloc[r]}" for c in id_columns)
+        value = f": {str(df[column].iloc[r])!r}" if column is not None else ""
+        shown.append(f"line {int(df.index[r]) + first_line} ({ids}){value}")
+    return "; ".join(shown)
 
 
 def check_duplicates(df: pd.DataFrame, keys: list[str], path: Path) -> None:
@@ -176,14 +224,10 @@ def check_duplicates(df: pd.DataFrame, keys: list[str], path: Path) -> None:
     dup = df.duplicated(keys, keep=False)
     if dup.any():
         rows = np.flatnonzero(dup.to_numpy())
-        shown = [
-            "line {} ({})".format(r + 2, ", ".join(f"{k}={df[k].iloc[r]}" for k in keys))
-            for r in rows[:N_SHOWN]
-        ]
         n_pairs = int(df[dup].drop_duplicates(keys).shape[0])
         raise DatasetError(
             f"{path}: {n_pairs} (rater, image) pair(s) appear more than once; first: "
-            + "; ".join(shown)
+            + shown_rows(df, rows, keys)
         )
 
 

@@ -21,6 +21,7 @@ from judgepanel.stats.bootstrap import (
     summarize_paired,
 )
 from judgepanel.stats.ceiling import NoiseCeiling, noise_ceiling, spearman_brown, split_half_means
+from judgepanel.stats.ceiling_choice import CeilingEstimate, data_ceiling
 from judgepanel.stats.ceiling_methods import (
     NoCeiling,
     ceiling_for,
@@ -49,6 +50,7 @@ from judgepanel.stats.multitest import add_q, bh
 
 __all__ = [
     "BootstrapResult",
+    "CeilingEstimate",
     "ClusterBootstrapResult",
     "ClusterDraws",
     "MaxStatResult",
@@ -62,6 +64,7 @@ __all__ = [
     "ceiling_for",
     "cluster_bootstrap",
     "cluster_draws",
+    "data_ceiling",
     "group_seed",
     "grouped_draws",
     "grouped_ratios",

@@ -97,6 +97,14 @@ def vote_ceiling(
             or more votes.
     """
     _check_args(metric, n_splits)
+    matrix, levels = _vote_matrix(votes, item, value, count)
+    return _vote_ceiling(matrix, levels, n_splits, seed, metric)
+
+
+def _vote_matrix(
+    votes: pd.DataFrame, item: str, value: str, count: str
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """A long vote table as an (images in sorted id order, levels) count matrix and levels."""
     missing = [c for c in (item, value, count) if c not in votes.columns]
     if missing:
         raise ValueError(f"votes has no column(s) {missing}; columns are {list(votes.columns)}")
@@ -108,7 +116,7 @@ def vote_ceiling(
     level_codes, levels = pd.factorize(levels_raw, sort=True)
     matrix = np.zeros((int(item_codes.max()) + 1, len(levels)), dtype=np.int64)
     np.add.at(matrix, (item_codes, level_codes), counts_raw)
-    return _vote_ceiling(matrix, np.asarray(levels, dtype=np.float64), n_splits, seed, metric)
+    return matrix, np.asarray(levels, dtype=np.float64)
 
 
 def vote_ceiling_wide(
@@ -149,19 +157,8 @@ def _vote_ceiling(
     counts: NDArray[np.int64], levels: NDArray[np.float64], n_splits: int, seed: int, metric: str
 ) -> NoiseCeiling:
     """The vote method on a validated (images, levels) count matrix."""
-    nonempty = counts.sum(axis=0) > 0  # a level without votes draws nothing
-    counts, levels = counts[:, nonempty], levels[nonempty]
+    counts, levels = _usable_votes(counts, levels, stacklevel=4)
     n = counts.sum(axis=1)
-    if (n < 2).any():
-        warnings.warn(
-            f"{int((n < 2).sum())} image(s) with fewer than two votes left out of the noise "
-            "ceiling",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    counts, n = counts[n >= 2], n[n >= 2]
-    if n.size < 3:
-        raise ValueError(f"need at least three images with two or more votes, got {n.size}")
     return _from_split_rs(
         _split_rs(_vote_halves(counts, levels, n_splits, seed), n.size, n_splits, metric),
         metric,
@@ -170,6 +167,25 @@ def _vote_ceiling(
         n_ratings=int(n.sum()),
         median_raters=float(np.median(n)),
     )
+
+
+def _usable_votes(
+    counts: NDArray[np.int64], levels: NDArray[np.float64], stacklevel: int = 3
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The images with two or more votes (the others warned about) and the levels voted."""
+    nonempty = counts.sum(axis=0) > 0  # a level without votes draws nothing
+    counts, levels = counts[:, nonempty], levels[nonempty]
+    n = counts.sum(axis=1)
+    if (n < 2).any():
+        warnings.warn(
+            f"{int((n < 2).sum())} image(s) with fewer than two votes left out of the noise "
+            "ceiling",
+            RuntimeWarning,
+            stacklevel=stacklevel,
+        )
+    if (n >= 2).sum() < 3:
+        raise ValueError(f"need at least three images with two or more votes, got {(n >= 2).sum()}")
+    return counts[n >= 2], levels
 
 
 def _vote_halves(

@@ -1,0 +1,66 @@
+"""``judgepanel data describe``: what a rated-image dataset holds, and its noise ceiling.
+
+``data synth`` belongs to the synthetic world and is forwarded to it by ``cli.main``;
+``data describe`` is parsed here and calls :mod:`judgepanel.core.describe`. Bad input (a
+malformed ``--dataset``, a missing folder, a malformed file) is one line on stderr and
+exit code 2, as argparse answers a bad argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from judgepanel.core.config import ConfigError
+from judgepanel.core.describe import describe_dataset, describe_lines, parse_dataset_spec
+from judgepanel.datasets import DatasetError
+
+EXIT_BAD_INPUT = 2
+
+
+def add_data_parser(sub: argparse._SubParsersAction) -> None:
+    data = sub.add_parser(
+        "data", help="describe a rated dataset; synthetic datasets (`data synth --help`)"
+    )
+    what = data.add_subparsers(dest="data_command", required=True)
+    what.add_parser("synth", help="the synthetic world in the real formats (its own --help)")
+    describe = what.add_parser(
+        "describe",
+        help="images, raters or votes, attributes, splits and the noise ceiling of a dataset",
+        description=(
+            "Read a rated-image dataset with its loader and say what it holds: images, "
+            "raters or votes per image, attributes with range, direction and the rubric "
+            "dimension each validates, splits, and the noise ceiling of the overall rating "
+            "with the method the data supports and its 95% interval over images."
+        ),
+    )
+    describe.add_argument(
+        "--dataset",
+        required=True,
+        metavar="KIND:PATH",
+        help="e.g. ratings:data/mine, ava:data/ava, eva:data/eva",
+    )
+    describe.add_argument("--json", action="store_true", help="machine-readable output")
+    describe.add_argument("--splits", type=int, default=100, help="splits of the ceiling")
+    describe.add_argument("--resamples", type=int, default=200, help="resamples of its interval")
+    describe.add_argument("--seed", type=int, default=0, help="seed of splits and resamples")
+
+
+def data_command(args: argparse.Namespace) -> int:
+    """``judgepanel data describe``; exit 0, or 2 on bad input."""
+    try:
+        kind, root = parse_dataset_spec(args.dataset)
+        if args.splits < 1 or args.resamples < 1:
+            raise ConfigError("--splits and --resamples must be at least 1")
+        info = describe_dataset(
+            kind, root, n_splits=args.splits, n_resamples=args.resamples, seed=args.seed
+        )
+    except (ConfigError, DatasetError, OSError) as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        print("\n".join(describe_lines(info)))
+    return 0

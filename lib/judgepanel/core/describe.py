@@ -1,0 +1,192 @@
+"""What a rated-image dataset holds, and the noise ceiling it supports (``data describe``).
+
+Before a study is planned on a new dataset, a researcher wants to know what its release
+kept: how many images, how many raters or votes each, which attributes on which scales
+and which rubric dimension each validates, the official split, and how far any judge can
+agree with its human mean. :func:`describe_dataset` reads the dataset with its loader and
+answers in one dictionary (the ``--json`` output); :func:`describe_lines` words it.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from judgepanel.core.config import ConfigError
+from judgepanel.datasets import RATED_LOADERS, Dataset, load_dataset
+from judgepanel.datasets.attribute import HOLISTIC
+from judgepanel.stats.ceiling_choice import data_ceiling
+
+FIXED_DIMENSIONS = {
+    "score": HOLISTIC,
+    "quality": "quality",
+    "composition": "composition",
+    "colour": "colour",
+}
+"""EVA's and PARA's fixed mapping of table columns to what they validate."""
+
+METHOD_WORDS = {
+    "per_rater_split_half": "per-rater split-half",
+    "vote_split_half": "split-half of exchangeable votes",
+    "summary_ctt": "classical test theory from mean, SD and n",
+    "none": "none",
+}
+
+
+def parse_dataset_spec(spec: str) -> tuple[str, Path]:
+    """``KIND:PATH`` of a rated-image dataset, checked.
+
+    Raises:
+        ConfigError: not ``KIND:PATH``, or a kind without per-image human ratings.
+    """
+    kind, sep, root = spec.partition(":")
+    if not sep or not root:
+        raise ConfigError(f"--dataset {spec!r}: expected KIND:PATH, e.g. ratings:data/mine")
+    if kind not in RATED_LOADERS:
+        raise ConfigError(
+            f"--dataset {spec!r}: kind {kind!r} has no per-image human ratings; "
+            f"expected one of {', '.join(RATED_LOADERS)}"
+        )
+    return kind, Path(root)
+
+
+def describe_dataset(
+    kind: str,
+    root: str | Path,
+    *,
+    n_splits: int = 100,
+    n_resamples: int = 200,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The dataset at ``root`` described; the ceiling is of the overall rating (Spearman).
+
+    Returns:
+        ``n_images``, ``attributes`` (name, column, range, higher_is_better, dimension),
+        ``ceiling``, ``ceiling_method``, ``ceiling_ci`` (its 95% interval over images),
+        then ``ceiling_reason`` (why there is none, else ""), ``kind``, ``name``,
+        ``root``, ``licence``, ``citation``, ``per_image`` (what is counted per image,
+        with its median, min and max) and ``splits`` (images per split). Missing
+        numbers are None.
+
+    Raises:
+        DatasetError: the loader's, for a missing or malformed dataset.
+    """
+    ds = load_dataset(kind, str(root))
+    try:
+        found = data_ceiling(ds, n_splits=n_splits, n_resamples=n_resamples, seed=seed)
+        ceiling, method = found.ceiling, found.method
+        interval, reason = list(found.interval), found.reason
+    except ValueError as exc:  # too few images or raters for any split
+        ceiling, method, interval, reason = math.nan, "none", [math.nan] * 2, str(exc)
+    split = ds.images.get("split")
+    return {
+        "n_images": len(ds),
+        "attributes": _attributes(ds),
+        "ceiling": _number(ceiling),
+        "ceiling_method": method,
+        "ceiling_ci": [_number(v) for v in interval],
+        "ceiling_reason": reason,
+        "ceiling_metric": "spearman",
+        "kind": kind,
+        "name": ds.name,
+        "root": str(ds.root),
+        "licence": ds.licence,
+        "citation": ds.citation,
+        "per_image": _per_image(ds),
+        "splits": {} if split is None else split.fillna("(none)").value_counts().to_dict(),
+    }
+
+
+def describe_lines(info: dict[str, Any]) -> list[str]:
+    """The description in words, one line a fact."""
+    lines = [
+        f"dataset    {info['name']} ({info['kind']}) at {info['root']}",
+        f"licence    {info['licence'] or 'not stated'}",
+        f"citation   {info['citation'] or 'not stated'}",
+    ]
+    splits = ", ".join(f"{k} {v}" for k, v in info["splits"].items())
+    lines.append(f"images     {info['n_images']}" + (f" (split: {splits})" if splits else ""))
+    per = info["per_image"]
+    if per["median"] is None:
+        lines.append(f"per image  {per['unit']}")
+    else:
+        lines.append(
+            f"per image  {per['unit']}: median {per['median']:g}, range "
+            f"{per['min']:g}-{per['max']:g}"
+        )
+    lines.append("attributes (table column, as released, range, direction, validates)")
+    for a in info["attributes"]:
+        low, high = a["range"]
+        direction = {
+            True: "higher is better",
+            False: "higher is worse",
+            None: "direction not stated",
+        }
+        turned = " (turned around in the tables)" if a.get("turned") else ""
+        lines.append(
+            f"  {a['column']:<20} {a['name']:<20} {low:g}-{high:g}  "
+            f"{direction[a['higher_is_better']]}{turned}  {a['dimension'] or '-'}"
+        )
+    method = METHOD_WORDS.get(info["ceiling_method"], info["ceiling_method"])
+    if info["ceiling"] is None:
+        how = "" if info["ceiling_method"] == "none" else f" ({method})"
+        lines.append(f"noise ceiling  none{how}: {info['ceiling_reason']}")
+    else:
+        low, high = (f"{v:.3f}" if v is not None else "?" for v in info["ceiling_ci"])
+        lines.append(
+            f"noise ceiling  {info['ceiling']:.3f} (95% interval over images {low}-{high}), "
+            f"{method}, Spearman"
+        )
+    return lines
+
+
+def _number(value: float) -> float | None:
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
+def _attributes(ds: Dataset) -> list[dict[str, Any]]:
+    if ds.attributes:
+        return [
+            {
+                "name": a.name,
+                "column": a.column,
+                "range": [a.low, a.high],
+                "higher_is_better": a.higher_is_better,
+                "dimension": a.dimension,
+                "turned": a.reversed,
+            }
+            for a in ds.attributes.values()
+        ]
+    return [  # EVA and PARA: the loaders fix the mapping; the release states no direction
+        {
+            "name": column,
+            "column": column,
+            "range": [float(low), float(high)],
+            "higher_is_better": True if column in FIXED_DIMENSIONS else None,
+            "dimension": FIXED_DIMENSIONS.get(column),
+            "turned": False,
+        }
+        for column, (low, high) in ds.attribute_ranges.items()
+    ]
+
+
+def _per_image(ds: Dataset) -> dict[str, Any]:
+    """What the overall rating counts per image (raters, votes or the summary's n)."""
+    if len(ds.ratings):
+        unit = "raters"
+    elif ds.votes is not None and len(ds.votes):
+        unit = "votes"
+    else:
+        unit = "ratings (n of the summary)"
+    counts = ds.images["n_raters"].dropna()
+    if counts.empty:
+        return {"unit": "no count of raters or votes", "median": None, "min": None, "max": None}
+    return {
+        "unit": unit,
+        "median": float(counts.median()),
+        "min": float(counts.min()),
+        "max": float(counts.max()),
+    }
