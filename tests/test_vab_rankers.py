@@ -11,6 +11,7 @@ import yaml
 
 from judgepanel.core.config import ConfigError, load_config
 from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.core.settings import IMAGE_KINDS
 from judgepanel.stats import bh
 from judgepanel.studies.vab import (
     FUSED,
@@ -278,7 +279,8 @@ def test_training_world_reads_the_sampled_images_and_names_a_missing_score(tmp_p
     unscored = replace(run, profile=replace(run.profile, store=empty))
     with pytest.raises(ValueError, match="score that dataset's run first"):
         load_training_world(unscored, config, "para", families=["f"])
-    kind = "run 't-vab': .* needs a dataset of kind eva or para, but 'vab' is of kind 'vab'"
+    rated = " or ".join(sorted(IMAGE_KINDS))  # every kind with per-image ratings
+    kind = f"run 't-vab': .* needs a dataset of kind {rated}, but 'vab' is of kind 'vab'"
     with pytest.raises(ConfigError, match=kind):
         load_training_world(run, config, "vab", families=["f"])
 
@@ -289,7 +291,8 @@ def test_each_study_refuses_a_run_whose_dataset_is_of_another_kind(tmp_path):
     config = _para_world(tmp_path)
     run = config.run("t-vab")
     wrong = "run 't-vab': the {} needs a dataset of kind {}, but 'vab' is of kind 'vab'"
-    with pytest.raises(ConfigError, match=wrong.format("rubric-fusion study", "eva or para")):
+    rated = " or ".join(sorted(IMAGE_KINDS))
+    with pytest.raises(ConfigError, match=wrong.format("rubric-fusion study", rated)):
         fusion.load_rated(run, config, families=["f"])
     with pytest.raises(ConfigError, match=wrong.format("VisionQ study", "visionq")):
         visionq.load_run(run, families={"f": "m-f"}, rotations=0, seed=0)
