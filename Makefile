@@ -32,7 +32,7 @@ JOBS ?=
 CORES ?= $(shell nproc 2>/dev/null || echo 1)
 # The worlds `data` writes and the datasets it imports comparator scores for (the benchmark
 # of the report sets them to time each step; empty means none).
-WORLDS ?= eva,para,vab,visionq
+WORLDS ?= eva,para,ava,vab,visionq
 COMPARATORS ?= eva para
 
 .PHONY: setup report test bench lint data calibrate interop clean distclean verify-quick \

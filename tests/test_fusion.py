@@ -301,3 +301,31 @@ def test_mtmm_cells_of_two_datasets_are_one_family():
     assert not np.allclose(para["q_pooled"], para["q_dataset"])
     with pytest.raises(ValueError, match="no MTMM cells"):
         mtmm.pool_cells({})
+
+
+def test_mtmm_runs_on_the_attributes_a_dataset_rates_and_skips_one_without():
+    """A dataset is tested on the rubric attributes it holds; one that rates the overall
+    impression only (AVA) adds no cell, so the pooled family is the other datasets'."""
+    rng = np.random.default_rng(9)
+    n = 120
+    idx = [f"i{i}" for i in range(n)]
+    overall = rng.normal(size=n)
+    quality = 0.6 * overall + 0.8 * rng.normal(size=n)
+    P = pd.DataFrame({f"f:{d}": rng.normal(size=n) for d in DIMENSIONS}, index=idx)
+    P["f:quality"] = quality + rng.normal(0, 0.5, n)
+    H = pd.DataFrame({"f": overall + rng.normal(0, 0.3, n)}, index=idx)
+    one = pd.DataFrame({"mean_score": overall, "quality": quality, "colour": np.nan}, index=idx)
+    none = pd.DataFrame({"mean_score": overall, "tag1": 3}, index=idx)
+    assert mtmm.validated_attributes(one) == ["quality"]
+    assert mtmm.validated_attributes(none) == []
+    cells = mtmm.profile_cells(
+        {"rated": (P, H, one), "votes": (P, H, none)}, ["f"], n_resamples=200, seed=0
+    )
+    assert list(cells) == ["rated"] and cells["rated"]["attribute"].tolist() == ["quality"]
+    direct = mtmm.mtmm_cells(
+        P, H, one[["mean_score", "quality"]], ["f"], attributes=["quality"], n_resamples=200
+    )
+    pd.testing.assert_frame_equal(cells["rated"], direct)
+    # a table already computed is used as it is
+    kept = mtmm.profile_cells({"rated": (P, H, one)}, ["f"], done={"rated": direct.head(0)})
+    assert kept["rated"].empty

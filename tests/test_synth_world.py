@@ -14,7 +14,7 @@ from judgepanel.cli import main
 from judgepanel.datasets import load_eva, load_para
 from judgepanel.stats import noise_ceiling
 from judgepanel_sim.world import EVA_WORLD, PARA_WORLD, simulate, write_world, write_worlds
-from judgepanel_sim.world import world as world_module
+from judgepanel_sim.world import files as files_module
 from judgepanel_sim.world.aesthetic import (
     KNOBS,
     LATENTS,
@@ -130,7 +130,7 @@ def test_an_interrupted_write_leaves_no_world_that_looks_complete(tmp_path, monk
     def boom(sim, folder):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(world_module, "_write_images", boom)
+    monkeypatch.setattr(files_module, "write_images", boom)
     with pytest.raises(KeyboardInterrupt):
         write_worlds(tmp_path, n_images=4, seed=1, only=("eva",), log=lambda _: None)
     assert not (tmp_path / "synth-eva").exists()
@@ -147,8 +147,8 @@ def test_bad_parameters_fail_before_anything_is_written(tmp_path, capsys):
 
 
 def test_unknown_world_is_an_error(tmp_path, capsys):
-    assert main(["data", "synth", "--out", str(tmp_path), "--only", "eva,ava"]) == 2
-    assert "ava" in capsys.readouterr().err
+    assert main(["data", "synth", "--out", str(tmp_path), "--only", "eva,avaa"]) == 2
+    assert "avaa" in capsys.readouterr().err
 
 
 # --- the world model -------------------------------------------------------------------------

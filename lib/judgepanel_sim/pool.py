@@ -36,8 +36,9 @@ from judgepanel.core.config import ScoringDesign
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel_sim.judges.inprocess import score_specs
+from judgepanel_sim.world.files import write_images
 from judgepanel_sim.world.mechanism import Mechanism
-from judgepanel_sim.world.world import EVA_WORLD, SimulatedWorld, _write_images, simulate
+from judgepanel_sim.world.world import EVA_WORLD, SimulatedWorld, simulate
 
 POOL_FORMAT = 1
 N_SPLITS = 5
@@ -75,7 +76,7 @@ def _spec(mechanism: Mechanism):
 
 
 def _render_chunk(sim: SimulatedWorld, rows: np.ndarray, folder: Path) -> None:
-    _write_images(replace(sim, images=sim.images.iloc[rows]), folder)
+    write_images(sim.images.iloc[rows], folder)
 
 
 def _score_chunk(images: pd.DataFrame, shared_error: float) -> pd.DataFrame:

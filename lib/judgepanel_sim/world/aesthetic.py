@@ -107,6 +107,12 @@ def sample_latents(n: int, rng: np.random.Generator) -> pd.DataFrame:
     return table
 
 
+def unit_mix(mix: dict[str, float]) -> np.ndarray:
+    """A latent mix as a vector over LATENTS with unit variance under the correlations."""
+    w = np.array([mix.get(name, 0.0) for name in LATENTS])
+    return w / np.sqrt(P.dot(w, P.matvec(LATENT_CORRELATION, w)))
+
+
 _softplus = P.softplus
 _sigmoid = P.sigmoid
 

@@ -16,13 +16,12 @@ the seed. The world card (``data/world_card.md``) documents every parameter.
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -32,21 +31,23 @@ import pandas as pd
 from judgepanel.datasets import load_dataset
 from judgepanel.stats import noise_ceiling, spearman
 from judgepanel_sim import portable as P
+from judgepanel_sim.world import files
 from judgepanel_sim.world.aesthetic import (
     LATENT_CORRELATION,
     LATENTS,
     knob_table,
-    picture,
     sample_latents,
+    unit_mix,
 )
+from judgepanel_sim.world.ava import write_ava_world
+from judgepanel_sim.world.files import publish, read_manifest, write_manifest, write_truth_table
 from judgepanel_sim.world.layout import TRUTH_DIR
 from judgepanel_sim.world.mechanism import Mechanism
-from judgepanel_sim.world.render import CONTENTS, render, to_jpeg
+from judgepanel_sim.world.render import CONTENTS
 from judgepanel_sim.world.vab import write_vab
 from judgepanel_sim.world.visionq import write_visionq
 
-WORLDS_ORDER: tuple[str, ...] = ("eva", "para", "vab", "visionq")
-FORMAT_VERSION = 1
+WORLDS_ORDER: tuple[str, ...] = ("eva", "para", "ava", "vab", "visionq")
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,9 @@ PARA_WORLD = WorldSpec(
 
 WORLDS: dict[str, WorldSpec] = {"eva": EVA_WORLD, "para": PARA_WORLD}
 
+SIZED_WORLDS: tuple[str, ...] = ("eva", "para", "ava")
+"""The worlds whose size is ``n_images`` (the AVA-like one is in `judgepanel_sim.world.ava`)."""
+
 PARA_SEMANTIC = {
     "landscape": "scenery",
     "still_life": "still life",
@@ -194,12 +198,6 @@ class SimulatedWorld:
     seed: int
     images: pd.DataFrame  # image_id, content, LATENTS, consensus, knobs, file location
     ratings: pd.DataFrame  # the rows of the dataset file, in its own column names
-
-
-def _unit_mix(mix: dict[str, float]) -> np.ndarray:
-    """A latent mix as a vector over LATENTS with unit variance under the correlations."""
-    w = np.array([mix.get(name, 0.0) for name in LATENTS])
-    return w / np.sqrt(P.dot(w, P.matvec(LATENT_CORRELATION, w)))
 
 
 def _streams(seed: int, tag: int) -> dict[str, np.random.Generator]:
@@ -267,7 +265,7 @@ def simulate(spec: WorldSpec, n_images: int, seed: int) -> SimulatedWorld:
     x = lat[list(LATENTS)].to_numpy()
     content_idx = np.array([CONTENTS.index(c) for c in lat["content"]])
     content_effect = rs["latents"].normal(0.0, spec.content_effect_sd, len(CONTENTS))
-    mix = _unit_mix(spec.weights) if spec.mechanism is None else spec.mechanism.consensus_mix()
+    mix = unit_mix(spec.weights) if spec.mechanism is None else spec.mechanism.consensus_mix()
     consensus = P.matvec(x, mix) + content_effect[content_idx]
 
     raters = _raters(spec.raters, rs["raters"])
@@ -287,7 +285,7 @@ def simulate(spec: WorldSpec, n_images: int, seed: int) -> SimulatedWorld:
 
     attrs: dict[str, np.ndarray] = {}
     for name, mix in spec.attributes.items():
-        percept = P.matvec(x[img], _unit_mix(mix))
+        percept = P.matvec(x[img], unit_mix(mix))
         if "hidden" in mix:  # meaning and content judgements carry the rater's content taste
             percept = percept + taste
         percept = percept + spec.raters.attribute_noise_sd * rng.standard_normal(n)
@@ -422,19 +420,6 @@ def _para_rows(img, who, raters, overall, attrs, impression, x, content_idx, tas
 # --- files -----------------------------------------------------------------------------------
 
 
-def _write_images(sim: SimulatedWorld, folder: Path) -> None:
-    """Render every image and write it as JPEG at the quality its execution calls for."""
-    made: set[Path] = set()
-    for row in sim.images.to_dict("records"):
-        scene, execution = picture(row["content"], row)
-        img = render(scene, replace(execution, jpeg_quality=100))
-        target = folder / row["file"]
-        if target.parent not in made:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            made.add(target.parent)
-        target.write_bytes(to_jpeg(img, execution.jpeg_quality))
-
-
 def _write_ratings(sim: SimulatedWorld, folder: Path) -> Path:
     if sim.spec.name == "eva":
         path = folder / "data" / "votes_filtered.csv"
@@ -446,43 +431,6 @@ def _write_ratings(sim: SimulatedWorld, folder: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         sim.ratings.to_csv(path, index=False, lineterminator="\n")
     return path
-
-
-def _write_truth(sim: SimulatedWorld, truth: Path) -> None:
-    """Latents and knobs, outside the dataset folder: for tests and the world card only."""
-    truth.mkdir(parents=True, exist_ok=True)
-    name = sim.spec.folder
-    tmp = truth / f".{name}-latents.csv.partial"
-    sim.images.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6g")
-    tmp.replace(truth / f"{name}-latents.csv")
-    _write_manifest(truth, name, {"seed": sim.seed, "n_images": len(sim.images)})
-
-
-def _write_manifest(truth: Path, name: str, params: dict) -> None:
-    truth.mkdir(parents=True, exist_ok=True)
-    body = {"world": name, "format_version": FORMAT_VERSION, **params}
-    tmp = truth / f".{name}.json.partial"
-    tmp.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(truth / f"{name}.json")
-
-
-def _read_manifest(truth: Path, name: str) -> dict | None:
-    try:
-        return json.loads((truth / f"{name}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _publish(tmp: Path, final: Path) -> None:
-    """Move a finished world into place; the old one (if any) is removed only afterwards."""
-    old = final.with_name(f".{final.name}.old")
-    if old.exists():
-        shutil.rmtree(old)
-    if final.exists():
-        final.rename(old)
-    tmp.rename(final)
-    if old.exists():
-        shutil.rmtree(old)
 
 
 def write_world(spec: WorldSpec, out: Path, n_images: int, seed: int) -> Path:
@@ -499,10 +447,10 @@ def write_world(spec: WorldSpec, out: Path, n_images: int, seed: int) -> Path:
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     _write_ratings(sim, tmp)
-    _write_images(sim, tmp)
-    _write_truth(sim, out / TRUTH_DIR)
-    _publish(tmp, final)
-    _write_manifest(
+    files.write_images(sim.images, tmp)
+    write_truth_table(sim.images, out / TRUTH_DIR, spec.folder, seed)
+    publish(tmp, final)
+    write_manifest(
         out / TRUTH_DIR,
         spec.folder,
         {"seed": seed, "n_images": n_images, "measured": measure(spec, sim, final)},
@@ -513,7 +461,7 @@ def write_world(spec: WorldSpec, out: Path, n_images: int, seed: int) -> Path:
 def visible_share(spec: WorldSpec) -> float:
     """Share of the variance of the consensus (``w . latents``) explained by the three
     clearly visible latents, from the weights and the latent correlations."""
-    w = _unit_mix(spec.weights)
+    w = unit_mix(spec.weights)
     vis = [LATENTS.index(k) for k in ("quality", "composition", "colour")]
     cov = LATENT_CORRELATION
     sub = cov[np.ix_(vis, vis)]
@@ -573,8 +521,8 @@ def _write_external(kind: str, out: Path, seed: int, quick: bool = False) -> Pat
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     writer(tmp, seed, **(QUICK_SIZES[kind] if quick else {}))
-    _write_manifest(out / TRUTH_DIR, f"synth-{kind}", _external_params(kind, seed, quick))
-    _publish(tmp, final)
+    write_manifest(out / TRUTH_DIR, f"synth-{kind}", _external_params(kind, seed, quick))
+    publish(tmp, final)
     return final
 
 
@@ -617,11 +565,11 @@ def write_worlds(
         folder = out / f"synth-{kind}"
         params: dict[str, object] = (
             {"seed": seed, "n_images": n_images}
-            if kind in WORLDS
+            if kind in SIZED_WORLDS
             else _external_params(kind, seed, quick)
         )
         if folder.exists() and not force:
-            manifest = _read_manifest(out / TRUTH_DIR, folder.name)
+            manifest = read_manifest(out / TRUTH_DIR, folder.name)
             # Worlds written before quick mode existed are full-size ones.
             made = None
             if manifest:
@@ -656,6 +604,8 @@ def _write_one(kind: str, out: Path, n_images: int, seed: int, quick: bool) -> t
     start = time.perf_counter()
     if kind in WORLDS:
         folder = write_world(WORLDS[kind], out, n_images, seed)
+    elif kind == "ava":
+        folder = write_ava_world(out, n_images, seed)
     else:
         folder = _write_external(kind, out, seed, quick)
     return folder, time.perf_counter() - start

@@ -134,6 +134,56 @@ def paired_partials(
     return out
 
 
+def validated_attributes(images: pd.DataFrame, dimensions: Sequence[str] = VALIDATED) -> list[str]:
+    """The validated rubric dimensions a dataset holds a human rating of, in rubric order.
+
+    A dataset's tables hold an attribute under the name of the rubric dimension it
+    validates: EVA's and PARA's loaders fix the mapping, every other adapter and the
+    generic format's ``dataset.yaml`` state it. A column without a single number counts
+    as absent. AVA, for one, has only the overall score, and so no cell to test.
+    """
+    return [
+        d
+        for d in dimensions
+        if d in images.columns and pd.to_numeric(images[d], errors="coerce").notna().any()
+    ]
+
+
+def profile_cells(
+    datasets: Mapping[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
+    families: Sequence[str],
+    *,
+    done: Mapping[str, pd.DataFrame] | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> dict[str, pd.DataFrame]:
+    """The :func:`mtmm_cells` of every dataset that has a validated attribute.
+
+    Args:
+        datasets: dataset name -> (P, H, human images table) as :func:`mtmm_cells` takes
+            them; ``human`` may hold any columns, the dataset's own attributes are used.
+        families: the families tested.
+        done: tables already computed, by dataset name; used as they are.
+        n_resamples, seed: as :func:`mtmm_cells`, the same for every dataset.
+
+    A dataset without a validated attribute has no cell and is left out, so the family of
+    comparisons that :func:`pool_cells` corrects is the cells that exist.
+    """
+    done = done or {}
+    out: dict[str, pd.DataFrame] = {}
+    for name, (P, H, images) in datasets.items():
+        if name in done:
+            out[name] = done[name]
+            continue
+        attributes = validated_attributes(images)
+        if attributes:
+            human = images.loc[P.index, [OVERALL, *attributes]]
+            out[name] = mtmm_cells(
+                P, H, human, families, attributes=attributes, n_resamples=n_resamples, seed=seed
+            )
+    return out
+
+
 def pool_cells(cells: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The MTMM cells of several datasets as one family of comparisons, as seed 000 has it.
 
