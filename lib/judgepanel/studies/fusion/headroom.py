@@ -18,33 +18,22 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata, spearmanr
 
+from judgepanel.datasets import Dataset
 from judgepanel.stats import (
     NoiseCeiling,
     kendall_b,
-    noise_ceiling,
     percentile_ci,
     resample_indices,
     spearman,
     spearman_brown,
-    split_half_means,
 )
 from judgepanel.stats.bootstrap import multiplicities
+from judgepanel.stats.ceiling_items import items_ceiling, items_halves
 from judgepanel.stats.correlation import weighted_spearman
 from judgepanel.studies.common.features import holistic_means, holistic_runs
 
 PROBE_K = 5
 """Holistic repetitions of the probe (the study's cheap pre-scoring measurement)."""
-
-
-def ratings_of(ratings: pd.DataFrame, items: Sequence[str] | pd.Index) -> pd.DataFrame:
-    """The ratings of the scored images only, so the ceiling describes the same sample."""
-    keep = ratings[ratings["image_id"].isin(set(items))]
-    missing = set(items) - set(keep["image_id"])
-    if missing:
-        raise ValueError(
-            f"{len(missing)} scored image(s) have no human ratings, e.g. {sorted(missing)[:3]}"
-        )
-    return keep
 
 
 def probe_means(scores: pd.DataFrame, families: Sequence[str], k: int = PROBE_K) -> pd.DataFrame:
@@ -103,7 +92,7 @@ class Probe:
 def holistic_probe(
     scores: pd.DataFrame,
     y: pd.Series,
-    ratings: pd.DataFrame,
+    ratings: pd.DataFrame | Dataset,
     families: Sequence[str],
     agreement_families: Sequence[str],
     *,
@@ -117,7 +106,9 @@ def holistic_probe(
     Args:
         scores: :func:`judgepanel.core.frames.score_table` output for the dataset.
         y: the human mean, indexed by image id (the images the analysis uses).
-        ratings: the loader's long ratings (image_id, rater_id, score).
+        ratings: the dataset (its ceiling is the one the data supports: per-rater
+            split-half, or a split of each image's votes), or its long per-rater ratings
+            (image_id, rater_id, score).
         families: the probed families.
         agreement_families: whose pairwise agreement to report.
         k: probe repetitions.
@@ -129,7 +120,7 @@ def holistic_probe(
     if H.isna().any().any():
         missing = H.index[H.isna().any(axis=1)]
         raise ValueError(f"{len(missing)} image(s) lack a probe score, e.g. {list(missing[:3])}")
-    ceiling = noise_ceiling(ratings_of(ratings, y.index), n_splits=n_splits, seed=seed)
+    ceiling = items_ceiling(ratings, y.index, n_splits=n_splits, seed=seed)
     yv = y.to_numpy(float)
     rows = []
     for fam in families:
@@ -188,7 +179,7 @@ def headroom_interval(
     probe: Probe,
     x: pd.Series,
     y: pd.Series,
-    ratings: pd.DataFrame,
+    ratings: pd.DataFrame | Dataset,
     *,
     n_resamples: int = 2000,
     n_splits: int = 20,
@@ -207,13 +198,13 @@ def headroom_interval(
         probe: the probe whose point estimates the interval belongs to.
         x: the best family's probe scores, indexed like ``y``.
         y: the human mean.
-        ratings: the loader's long ratings.
+        ratings: the dataset or its long per-rater ratings, as :func:`holistic_probe`.
     """
     items = y.index
     idx = resample_indices(len(items), n_resamples, seed)
     weights = multiplicities(idx, len(items))
     rho = weighted_spearman(y.to_numpy(float), x.reindex(items).to_numpy(float), weights)
-    a, b = split_half_means(ratings, items, n_splits=n_splits, seed=seed)
+    a, b = items_halves(ratings, items, n_splits=n_splits, seed=seed)
     r = np.mean([weighted_spearman(a[s], b[s], weights) for s in range(n_splits)], axis=0)
     with np.errstate(invalid="ignore"):
         ceiling = np.sqrt(spearman_brown(r))
