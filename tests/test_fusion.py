@@ -329,3 +329,21 @@ def test_mtmm_runs_on_the_attributes_a_dataset_rates_and_skips_one_without():
     # a table already computed is used as it is
     kept = mtmm.profile_cells({"rated": (P, H, one)}, ["f"], done={"rated": direct.head(0)})
     assert kept["rated"].empty
+
+
+def test_ablation_row_finds_the_one_row_and_names_a_missing_one():
+    long = pd.DataFrame(
+        {
+            "block": ["b", "b", "b"],
+            "arm": ["H+P_gb", "H+P_gb", "H_gb"],
+            "comparator": ["panel mean", "panel mean", "best single"],
+            "metric": ["spearman", "kendall_b", "spearman"],
+            "delta": [0.1, 0.2, 0.3],
+        }
+    )
+    assert ablation.ablation_row(long, "b", "H+P_gb", "panel mean")["delta"] == 0.1
+    assert ablation.ablation_row(long, "b", "H+P_gb", "panel mean", "kendall_b")["delta"] == 0.2
+    with pytest.raises(KeyError, match="arm 'H_gb', comparator 'panel mean'"):
+        ablation.ablation_row(long, "b", "H_gb", "panel mean")
+    with pytest.raises(KeyError, match="has 2 rows"):
+        ablation.ablation_row(pd.concat([long, long]), "b", "H_gb", "best single")

@@ -185,3 +185,16 @@ def test_compare_two_trios_is_antisymmetric(blocks, fused):
     assert ab["delta"].iloc[0] > 0  # the trio holding f2 fuses better
     with pytest.raises(KeyError):
         trios.compare_two_trios(blocks, fused, ("f0", "f1", "x"), ("f0", "f1", "f3"))
+
+
+def test_interval_sides_counts_intervals_wholly_above_and_below_zero():
+    table = pd.DataFrame(
+        {
+            "delta_best_rho_ci_low": [0.01, -0.2, -0.3, 0.0],
+            "delta_best_rho_ci_high": [0.2, -0.01, 0.1, 0.1],
+            "delta_panel_rho_ci_low": [-0.1, -0.1, -0.1, -0.1],
+            "delta_panel_rho_ci_high": [0.1, 0.1, 0.1, 0.1],
+        }
+    )
+    assert trios.interval_sides(table, "best") == (1, 1)  # an end at exactly zero is neither
+    assert trios.interval_sides(table, "panel") == (0, 0)

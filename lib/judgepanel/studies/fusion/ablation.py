@@ -175,3 +175,22 @@ def format_ablation_table(long: pd.DataFrame, block: str) -> pd.DataFrame:
                 row[f"Δτ_b vs {tag}"] = tb.iloc[0]["delta"]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def ablation_row(
+    long: pd.DataFrame, block: str, arm: str, comparator: str, metric: str = "spearman"
+) -> pd.Series:
+    """The one row of :func:`ablate_inputs`'s long table for this block, arm, comparator and
+    metric; a combination the table does not hold is an error naming it."""
+    sel = long[
+        (long["block"] == block)
+        & (long["arm"] == arm)
+        & (long["comparator"] == comparator)
+        & (long["metric"] == metric)
+    ]
+    if len(sel) != 1:
+        raise KeyError(
+            f"the ablation table has {len(sel)} rows for block {block!r}, arm {arm!r}, "
+            f"comparator {comparator!r} and metric {metric!r}; expected one"
+        )
+    return sel.iloc[0]

@@ -275,3 +275,11 @@ def _key(fused: Mapping[tuple[str, ...], np.ndarray], trio: Sequence[str]) -> tu
         if set(key) == set(trio):
             return key
     raise KeyError(f"no fitted trio {sorted(trio)}")
+
+
+def interval_sides(table: pd.DataFrame, comparator: str) -> tuple[int, int]:
+    """How many trios' 95% intervals of Δρ against ``comparator`` (``best`` or ``panel``, as
+    in :func:`tabulate_trios`'s column names) lie wholly above zero, and wholly below."""
+    low = table[f"delta_{comparator}_rho_ci_low"]
+    high = table[f"delta_{comparator}_rho_ci_high"]
+    return int((low > 0).sum()), int((high < 0).sum())
