@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -35,8 +36,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-WORLDS = ("eva", "para", "vab", "visionq")
-COMPARATORS = ("eva", "para")
 TARGET_S = {False: 600.0, True: 180.0}
 
 
@@ -44,6 +43,15 @@ def git(*args: str, cwd: Path = ROOT) -> str:
     return subprocess.run(
         ["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True
     ).stdout.strip()
+
+
+def make_default(makefile: str, name: str) -> str:
+    """The default a Makefile gives ``name`` (``NAME ?= value``): the commit's own worlds
+    and comparator imports, so each commit's report has the data its runs read."""
+    match = re.search(rf"^{name} \?= *(.*)$", makefile, flags=re.MULTILINE)
+    if match is None:
+        raise ValueError(f"the Makefile sets no default for {name}")
+    return match.group(1).strip()
 
 
 def clone(commit: str, dest: Path) -> None:
@@ -125,14 +133,17 @@ def measure(commit: str, quick: bool, jobs: int | None, keep: Path | None = None
         work = Path(tmp) / "checkout"
         clone(commit, work)
         steps = Steps(work, make_vars)
-        stepwise = "WORLDS ?=" in (work / "Makefile").read_text()
+        makefile = (work / "Makefile").read_text()
+        stepwise = "WORLDS ?=" in makefile
         started = time.monotonic()
         if stepwise:
             # the worlds, then the comparator imports, each as `make data` runs it (side by
             # side where the Makefile does so)
+            worlds = make_default(makefile, "WORLDS")
+            comparators = make_default(makefile, "COMPARATORS")
             plan = [
-                ("data", "worlds", [f"WORLDS={','.join(WORLDS)}", "COMPARATORS="]),
-                ("data", "comparators", ["WORLDS=", f"COMPARATORS={' '.join(COMPARATORS)}"]),
+                ("data", "worlds", [f"WORLDS={worlds}", "COMPARATORS="]),
+                ("data", "comparators", ["WORLDS=", f"COMPARATORS={comparators}"]),
                 ("report", "make report", ["WORLDS=", "COMPARATORS="]),
             ]
         else:  # an older Makefile: its data steps cannot be run one by one
