@@ -93,5 +93,34 @@ def test_a_mean_alone_gets_a_plain_error():
     summary = pd.DataFrame(
         {"image_id": ["a", "b"], "attribute": "score", "mean": [3.0, 4.0], "sd": np.nan}
     )
-    with pytest.raises(ValueError, match="neither per-rater ratings nor vote histograms"):
+    with pytest.raises(
+        ValueError, match="neither per-rater ratings, vote histograms, nor a mean, SD"
+    ):
         items_ceiling(Source(NO_RATINGS, None, summary), ["a", "b"])
+
+
+def test_a_mean_sd_and_count_give_the_summary_ceiling_and_simulated_halves():
+    rng = np.random.default_rng(3)
+    n_images = 60
+    truth = rng.normal(size=n_images)
+    summary = pd.DataFrame(
+        {
+            "image_id": [f"im{i:02d}" for i in range(n_images)],
+            "attribute": "score",
+            "mean": truth + rng.normal(0, 0.3, n_images),
+            "sd": rng.uniform(0.8, 1.2, n_images),
+            "n": rng.integers(8, 20, n_images).astype(float),
+        }
+    )
+    source = Source(NO_RATINGS, None, summary)
+    items = pd.Index(summary["image_id"][::-1][:40])
+    got = items_ceiling(source, items, n_splits=20, seed=1)
+    from judgepanel.stats.ceiling_methods import summary_ceiling
+
+    kept = summary[summary["image_id"].isin(set(items))]
+    assert got == summary_ceiling(kept, n_splits=20, seed=1)
+    a, b = items_halves(source, items, n_splits=6, seed=1)
+    assert a.shape == b.shape == (6, 40)
+    means = summary.set_index("image_id").loc[items, "mean"].to_numpy()
+    # the halves scatter around the images' (shrunk) means, in the order of ``items``
+    assert np.corrcoef((a + b).mean(axis=0), means)[0, 1] > 0.9

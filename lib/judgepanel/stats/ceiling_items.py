@@ -4,8 +4,10 @@ Analyses that resample images (the headroom interval of 04) need the split-half 
 each image in a fixed order, so that every resample can reuse them. Per-rater ratings are
 split by rater (:func:`judgepanel.stats.ceiling.split_half_means`); anonymous vote
 histograms (AVA, KonIQ-10k) are split by votes, as
-:func:`judgepanel.stats.ceiling_methods.vote_ceiling` splits them. A dataset with a mean
-alone has no split and gets a plain error.
+:func:`judgepanel.stats.ceiling_methods.vote_ceiling` splits them; a mean, SD and count
+per image (SPAQ-like summaries) give the simulated halves of
+:func:`judgepanel.stats.ceiling_methods.summary_ceiling`. A dataset with a mean alone has
+no split and gets a plain error.
 """
 
 from __future__ import annotations
@@ -35,17 +37,27 @@ def _only(table: pd.DataFrame, items: Sequence[Any] | pd.Index) -> pd.DataFrame:
     return keep
 
 
-def _source(data: CeilingSource | pd.DataFrame) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
-    """Per-rater ratings (``score``) or votes of the overall rating; a bare frame is ratings."""
+Rows = tuple[pd.DataFrame | None, pd.DataFrame | None, pd.DataFrame | None]
+
+
+def _source(data: CeilingSource | pd.DataFrame) -> Rows:
+    """Per-rater ratings (``score``), votes or a full summary of the overall rating, the
+    first the data holds; a bare frame is per-rater ratings."""
     if isinstance(data, pd.DataFrame):
-        return data, None
-    ratings, votes, _ = _rows(data, "score")
-    if ratings is None and votes is None:
-        raise ValueError(
-            "no noise ceiling can be computed on resampled images from this dataset: it has "
-            "neither per-rater ratings nor vote histograms of the overall score"
-        )
-    return ratings, votes
+        return data, None, None
+    ratings, votes, summary = _rows(data, "score")
+    if ratings is not None:
+        return ratings, None, None
+    if votes is not None:
+        return None, votes, None
+    full = summary is not None and {"sd", "n"} <= set(summary)
+    if full and summary[["sd", "n"]].notna().all(axis=None):
+        return None, None, summary
+    raise ValueError(
+        "no noise ceiling can be computed on resampled images from this dataset: it has "
+        "neither per-rater ratings, vote histograms, nor a mean, SD and count per image of "
+        "the overall score"
+    )
 
 
 def items_ceiling(
@@ -60,10 +72,12 @@ def items_ceiling(
     ``data`` is a loaded dataset, or its long per-rater ratings (``image_id``,
     ``rater_id``, ``score``). Per-rater data are split by rater, vote histograms by vote.
     """
-    ratings, votes = _source(data)
+    ratings, votes, summary = _source(data)
     if ratings is not None:
         return noise_ceiling(_only(ratings, items), n_splits=n_splits, seed=seed)
-    return cm.vote_ceiling(_only(votes, items), value="value", n_splits=n_splits, seed=seed)
+    if votes is not None:
+        return cm.vote_ceiling(_only(votes, items), value="value", n_splits=n_splits, seed=seed)
+    return cm.summary_ceiling(_only(summary, items), n_splits=n_splits, seed=seed)
 
 
 def items_halves(
@@ -83,10 +97,12 @@ def items_halves(
     Raises:
         ValueError: an image of ``items`` has no rating, or fewer than two, naming it.
     """
-    ratings, votes = _source(data)
+    ratings, votes, summary = _source(data)
     if ratings is not None:
         return split_half_means(ratings, items, n_splits, seed)
     order = pd.Index(list(items))
+    if summary is not None:
+        return _summary_halves(_only(summary, order).set_index(ITEM).loc[order], n_splits, seed)
     counts, levels = cm._vote_matrix(_only(votes, order), ITEM, "value", "count")
     ids = np.sort(order.unique().to_numpy())  # _vote_matrix's row order: sorted ids
     counts = counts[pd.Index(ids).get_indexer(order)]
@@ -97,4 +113,24 @@ def items_halves(
             f"e.g. {list(short[:3])}"
         )
     halves = list(cm._vote_halves(counts, levels, n_splits, seed))
+    return np.vstack([a for a, _ in halves]), np.vstack([b for _, b in halves])
+
+
+def _summary_halves(
+    summary: pd.DataFrame, n_splits: int, seed: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Simulated half-means from each image's mean, SD and count, as the summary ceiling's
+    Spearman estimate draws them, rows in the order of ``summary``."""
+    n = summary["n"].to_numpy(float)
+    rel = cm.summary_ceiling(summary.reset_index(), n_splits=1, seed=seed).reliability
+    halves = list(
+        cm._normal_halves(
+            summary["mean"].to_numpy(float),
+            cm._smoothed_variances(summary["sd"].to_numpy(float) ** 2, n),
+            n.astype(np.int64),
+            max(rel, 0.0),
+            n_splits,
+            seed,
+        )
+    )
     return np.vstack([a for a, _ in halves]), np.vstack([b for _, b in halves])
