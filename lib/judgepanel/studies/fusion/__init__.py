@@ -5,8 +5,8 @@
 - ``blocks``: the feature blocks and the fused arms (the combiner and the rubric planning
   it shares with VAB live in :mod:`judgepanel.studies.common`); ``compare``: paired arm
   comparisons.
-- ``mtmm`` (01), ``ablation`` (02), ``trios`` (03), ``headroom``, ``robustness``,
-  ``imagestats`` and ``recipe`` (04).
+- ``mtmm`` (01), ``ablation`` (02), ``trios`` (03), ``headroom``, ``retest``,
+  ``robustness``, ``imagestats``, ``recipe`` and ``recipe_logprob`` (04).
 """
 
 from judgepanel.studies.fusion.run import RatedData as RatedData

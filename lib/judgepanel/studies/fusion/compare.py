@@ -150,3 +150,23 @@ def comparison_row(res: BootstrapResult) -> dict[str, float | int]:
         "p": res.p,
         "n": res.n,
     }
+
+
+def stack_datasets(
+    frames: Mapping[str, pd.DataFrame], *, key: str = "dataset", first: bool = True
+) -> pd.DataFrame:
+    """Each dataset's table stacked into one, with a ``key`` column naming its dataset.
+
+    The key column comes first (``first``) or last, the other columns in their order.
+    """
+    out = pd.concat([f.assign(**{key: name}) for name, f in frames.items()], ignore_index=True)
+    return out[[key, *[c for c in out.columns if c != key]]] if first else out
+
+
+def plain_arm(arm: str) -> str:
+    """An arm's name for prose: ``H+P_gb`` in brackets after the words that say what it is."""
+    if arm == "H+P_gb":
+        return "the fused score (H+P_gb)"
+    if arm.startswith("H+P_gb (") and arm.endswith(")"):
+        return f"the fused score of the {arm[len('H+P_gb (') : -1]} block (H+P_gb)"
+    return arm

@@ -26,6 +26,7 @@ from judgepanel.stats import (
     resample_indices,
     spearman,
     spearman_brown,
+    wording,
 )
 from judgepanel.stats.bootstrap import multiplicities
 from judgepanel.stats.ceiling_items import items_ceiling, items_halves
@@ -430,3 +431,93 @@ def tabulate_probes(probes: Mapping[str, Probe]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def probe_dataset(
+    scores: pd.DataFrame,
+    y: pd.Series,
+    ratings: pd.DataFrame | Dataset,
+    families: Sequence[str],
+    agreement_families: Sequence[str],
+    *,
+    k: int = PROBE_K,
+    n_splits: int = 200,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    dataset: str = "",
+) -> tuple[pd.DataFrame, Probe, HeadroomInterval]:
+    """One dataset's probe means, its probe and the interval of its headroom, in one call.
+
+    ``ratings`` is the dataset or its per-rater ratings, as :func:`holistic_probe` takes
+    it. ``n_splits`` are the ceiling's splits; ``n_resamples`` the interval's image
+    resamples (each with :func:`headroom_interval`'s default splits).
+    """
+    H = probe_means(scores, families, k).reindex(y.index)
+    probe = holistic_probe(
+        scores, y, ratings, families, agreement_families,
+        k=k, n_splits=n_splits, seed=seed, dataset=dataset,
+    )  # fmt: skip
+    interval = headroom_interval(
+        probe, H[probe.best], y, ratings, n_resamples=n_resamples, seed=seed
+    )
+    return H, probe, interval
+
+
+INTERVAL_COLUMNS = ("fraction_low", "fraction_high", "headroom_low", "headroom_high")
+
+
+def probe_table(
+    probes: Mapping[str, Probe], intervals: Mapping[str, HeadroomInterval]
+) -> pd.DataFrame:
+    """:func:`tabulate_probes` with each dataset's fraction and headroom intervals."""
+    head = tabulate_probes(probes)
+    for col in INTERVAL_COLUMNS:
+        head[col] = [getattr(intervals[n], col) for n in probes]
+    return head
+
+
+def family_table(probes: Mapping[str, Probe]) -> pd.DataFrame:
+    """Every family of every dataset's probe: ρ, τ_b, fraction of the ceiling, headroom."""
+    rows = pd.concat([p.table.assign(dataset=n) for n, p in probes.items()], ignore_index=True)
+    return rows[["dataset", "family", "rho", "tau_b", "fraction", "headroom"]]
+
+
+SPLIT_WORDS = {
+    "per_rater_split_half": "each image's raters split in two halves",
+    "vote_split_half": "each image's anonymous votes split in two halves",
+    "summary_ctt": "halves simulated from each image's mean, SD and count",
+}
+"""How each ceiling method splits the ratings, in words (`judgepanel.stats.ceiling_items`)."""
+UNIT_WORDS = {
+    "per_rater_split_half": "raters",
+    "vote_split_half": "votes",
+    "summary_ctt": "ratings",
+}
+
+
+def describe_probes(probes: Mapping[str, Probe], intervals: Mapping[str, HeadroomInterval]) -> str:
+    """Per dataset: the ceiling, the best probe model's share of it and the judges' agreement."""
+    return " ".join(
+        f"On {n}, the ceiling is {p.ceiling.ceiling:.3f} ({SPLIT_WORDS[p.ceiling.method]}; "
+        f"spread over splits {p.ceiling.ceiling_sd:.3f}, median "
+        f"{p.ceiling.median_raters:.0f} {UNIT_WORDS[p.ceiling.method]} an image); "
+        f"the best probe model ({p.best}) reaches {p.fraction:.1%} of it "
+        f"[{iv.fraction_low:.1%}, {iv.fraction_high:.1%}], a headroom (the share of "
+        f"the ceiling it leaves) of "
+        f"{p.headroom:.1%} [{iv.headroom_low:.1%}, {iv.headroom_high:.1%}], and the "
+        f"pre-declared judges agree at {p.agreement:.3f}."
+        for n, p, iv in ((n, p, intervals[n]) for n, p in probes.items())
+    )
+
+
+def headroom_headline(probe: Probe, interval: HeadroomInterval) -> str:
+    """The index's headline of one dataset's headroom, in plain words."""
+    return (
+        f"{probe.dataset}: in a cheap first pass ({probe.k} holistic runs per family: the "
+        f"probe), the best family reaches {probe.fraction:.1%} "
+        f"{wording.percent_interval(interval.fraction_low, interval.fraction_high)}"
+        f" of the highest correlation any score could reach with the noisy human mean "
+        f"(noise ceiling, {probe.ceiling.ceiling:.3f}: the square root of that "
+        f"mean's reliability, {probe.ceiling.reliability:.3f}), a headroom of "
+        f"{probe.headroom:.1%}"
+    )

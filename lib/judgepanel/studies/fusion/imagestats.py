@@ -21,6 +21,7 @@ import fcntl
 import hashlib
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -325,3 +326,16 @@ def image_stats_table(
 def describe() -> pd.DataFrame:
     """The statistics and their definitions, for a notebook table."""
     return pd.DataFrame({"statistic": list(DEFINITIONS), "definition": list(DEFINITIONS.values())})
+
+
+def stats_of(
+    images: pd.DataFrame,
+    items: Sequence[str] | pd.Index,
+    *,
+    cache_dir: str | Path | None = None,
+    n_jobs: int | None = 1,
+) -> pd.DataFrame:
+    """:func:`image_stats_table` of the images ``items`` names, in that order (a study's
+    images with every feature), from a loader's image table (``image_id``, ``path``)."""
+    rows = images.set_index("image_id").loc[list(items)].reset_index()
+    return image_stats_table(rows[["image_id", "path"]], cache_dir=cache_dir, n_jobs=n_jobs)

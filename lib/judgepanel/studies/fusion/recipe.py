@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from judgepanel.core.config import Price
+from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import wording
 
@@ -350,3 +350,95 @@ def option_costs(
             }
         )
     return pd.DataFrame(rows)
+
+
+ADVICE = {
+    PANEL: "score a panel of families on the rubric dimensions and fuse them",
+    SINGLE: "deploy the best single model and stop",
+}
+"""What each action asks a practitioner to do, for the headline."""
+
+
+def recipe_table(
+    decisions: Mapping[str, Decision], costs: Mapping[str, pd.DataFrame]
+) -> pd.DataFrame:
+    """One row per dataset: its decision, and each option's calls and dollars per 1,000."""
+    rows = []
+    for name, dec in decisions.items():
+        row = dec.as_row()
+        for c in costs[name].itertuples():
+            row[f"calls {c.option}"] = c.calls_per_image
+            row[f"USD/1000 {c.option}"] = c.usd_per_1000
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def describe_rule(rule: ThresholdRule, decisions: Sequence[Decision], *, simulated: bool) -> str:
+    """The rule, how well it classifies the retest against a constant rule, where it comes
+    from, and each dataset's decision."""
+    origin = (
+        "simulated judges on the synthetic world, so it demonstrates the procedure and is "
+        "no claim about real models"
+        if simulated
+        else "the scored datasets of this run"
+    )
+    return (
+        f"Rule: {rule.statement} ({rule.method}). In the retest {rule.n_pays} of {rule.n} "
+        f"trios paid; the rule classifies {rule.accuracy:.0%} of them correctly, against "
+        f"{rule.majority_accuracy:.0%} for the better constant rule"
+        + (f", so what the retest learnt is {rule.learnt}" if rule.constant else "")
+        + f"; the band the retest cannot resolve is {rule.band}. The rule is derived from "
+        f"{origin}. " + " ".join(f"{d.dataset}: {d.text}." for d in decisions)
+    )
+
+
+def describe_costs(costs: Mapping[str, pd.DataFrame]) -> str:
+    """Per dataset: calls and dollars of the best single model, the panel and the probe."""
+
+    def one(name: str, table: pd.DataFrame) -> str:
+        c = table.set_index("option")
+        return (
+            f"On {name}, the best single model costs {c.loc['best single', 'calls_per_image']} "
+            f"calls (${c.loc['best single', 'usd_per_1000']:.2f} per 1,000 images), the "
+            f"pre-declared panel {c.loc['pre-declared panel', 'calls_per_image']} calls "
+            f"(${c.loc['pre-declared panel', 'usd_per_1000']:.2f}, "
+            f"{c.loc['pre-declared panel', 'calls_vs_single']:.1f}× the calls), and the probe "
+            f"{c.loc['probe', 'calls_per_image']} calls "
+            f"(${c.loc['probe', 'usd_per_1000']:.2f} per 1,000)."
+        )
+
+    return " ".join(one(n, t) for n, t in costs.items())
+
+
+def decision_headline(decision: Decision, rule: ThresholdRule) -> tuple[str, str]:
+    """The index's headline of one decision: its value (the action, or ``uncertain``) and
+    its sentence."""
+    value = "uncertain" if decision.uncertain else decision.action
+    text = (
+        f"{decision.dataset}: at a headroom of {decision.headroom:.3f} "
+        f"{wording.interval(decision.headroom_low, decision.headroom_high)}, the recipe says "
+        f"{ADVICE[decision.action]}; the trio retest's rule is {rule.learnt}"
+    )
+    if decision.uncertain:
+        text += (
+            f"; the decision is uncertain: the headroom interval reaches the threshold "
+            f"or the band the retest cannot resolve ({rule.band})"
+        )
+    return value, text
+
+
+def costs_of(
+    calls: pd.DataFrame,
+    families: Mapping[str, str],
+    design: ScoringDesign,
+    *,
+    best_family: str,
+    predeclared: Sequence[str],
+    price: Callable[[str], Price],
+    probe_k: int = 5,
+) -> pd.DataFrame:
+    """:func:`option_costs` of one dataset: its observed tokens per call, its design's k and R."""
+    return option_costs(
+        tokens_per_call(calls), families, best_family=best_family, predeclared=predeclared,
+        k=design.holistic_k, r=design.dimension_r, price=price, probe_k=probe_k,
+    )  # fmt: skip

@@ -15,6 +15,10 @@ from judgepanel.studies.fusion.deploy.fit import fit_arm as fit_arm
 from judgepanel.studies.fusion.deploy.fit import predict_model as predict_model
 from judgepanel.studies.fusion.deploy.holdout import Holdout as Holdout
 from judgepanel.studies.fusion.deploy.holdout import describe_holdout as describe_holdout
+from judgepanel.studies.fusion.deploy.holdout import (
+    describe_rehearsal_choice as describe_rehearsal_choice,
+)
+from judgepanel.studies.fusion.deploy.holdout import rehearsal_dataset as rehearsal_dataset
 from judgepanel.studies.fusion.deploy.holdout import rehearse as rehearse
 from judgepanel.studies.fusion.deploy.model import DeployedModel as DeployedModel
 from judgepanel.studies.fusion.deploy.model import ModelFileError as ModelFileError

@@ -11,7 +11,7 @@ resamples of each half) and against the best single model chosen on the first ha
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -162,4 +162,24 @@ def describe_holdout(h: Holdout, dataset: str) -> str:
         f"they had no labels, {h.arm} reaches, once the labels are revealed: "
         + "; ".join(clauses)
         + f". The best single model is {h.best_family}, chosen on the training half."
+    )
+
+
+def rehearsal_dataset(datasets: Sequence[str]) -> str:
+    """The dataset the deployment is rehearsed on: the run's first.
+
+    The rehearsal needs only the scores and each image's human mean, which every rated
+    format gives (per-rater ratings, vote histograms or a mean), so the rule asks nothing of
+    the dataset's format or kind.
+    """
+    if not datasets:
+        raise ValueError("the run names no dataset to rehearse the deployment on")
+    return datasets[0]
+
+
+def describe_rehearsal_choice(dataset: str) -> str:
+    """Which dataset the rehearsal uses, and by what rule."""
+    return (
+        f"The deployment is rehearsed on {dataset}, the run's first dataset: the rehearsal "
+        "needs only the judges' scores and each image's human mean, which every dataset has."
     )

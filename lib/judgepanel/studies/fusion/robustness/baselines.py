@@ -7,7 +7,7 @@ GB) and on an in-fold monotone recalibration of the best single score.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,7 @@ from sklearn.pipeline import Pipeline
 
 from judgepanel.stats import (
     add_q,
+    wording,
 )
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
 from judgepanel.studies.fusion.blocks import (
@@ -25,7 +26,7 @@ from judgepanel.studies.fusion.blocks import (
     panel_mean,
     ridge_combiner,
 )
-from judgepanel.studies.fusion.compare import compare_arms
+from judgepanel.studies.fusion.compare import compare_arms, plain_arm
 
 
 def recalibrator() -> Pipeline:
@@ -118,3 +119,74 @@ def compare_label_matched(
     res = compare_arms(blocks.y.to_numpy(float), arms, comps, n_resamples=n_resamples, seed=seed)
     res.insert(0, "best_family", best)
     return add_q(res, by=["comparator", "metric"])
+
+
+SHOWN_ARMS = (
+    "F11_ridge",
+    "F11_gb",
+    "best single, isotonic",
+    "H+P_gb",
+    "imported_ridge",
+    "imported_gb",
+)
+"""The arms the sentence against the best single model names, in this order of the table."""
+
+STAND_IN_PREFIX = "imagestat-"
+"""How the synthetic world's stand-in comparator files name their models."""
+
+
+def describe_against_fused(baselines: pd.DataFrame, metric: str = "spearman") -> str:
+    """Every label-matched arm against H+P_gb on the same folds, in the wording layer."""
+    rows = baselines[(baselines["metric"] == metric) & (baselines["comparator"] == "H+P_gb")]
+    return (
+        "Against the fused score (H+P_gb) itself, on the same folds (one-sided test for the arm "
+        "being better, q within the comparator): "
+        + "; ".join(
+            f"on {r.dataset}, "
+            + wording.describe_difference(
+                wording.Difference(
+                    r.delta, r.ci_low, r.ci_high, p=r.p, q=r.q, alternative="greater"
+                ),
+                plain_arm(r.arm),
+                plain_arm("H+P_gb"),
+            )
+            for r in rows.itertuples()
+        )
+        + "."
+    )
+
+
+def describe_label_matched(
+    baselines: pd.DataFrame,
+    imported_models: Mapping[str, Sequence[str]],
+    metric: str = "spearman",
+) -> str:
+    """Per dataset, the shown arms against the best single model; then where the imported
+    arms' scores come from, and that the stand-in files hold no aesthetics models."""
+    bl = baselines[(baselines["metric"] == metric) & (baselines["comparator"] == "best single")]
+    text = " ".join(
+        f"On {n}: "
+        + ", ".join(
+            f"{plain_arm(row.arm)} ρ = {row.value:.3f} ({row.delta:+.3f} vs the best single "
+            f"model, {wording.p_value(row.q, name='q')})"
+            for row in bl[(bl["dataset"] == n) & bl["arm"].isin(SHOWN_ARMS)].itertuples()
+        )
+        + "."
+        for n in dict.fromkeys(baselines["dataset"])
+    )
+    if not imported_models:
+        return text
+    stand_in = all(m.startswith(STAND_IN_PREFIX) for ms in imported_models.values() for m in ms)
+    return (
+        text
+        + " The imported arms stack the off-the-shelf scores of the run's `comparators` files ("
+        + "; ".join(f"{n}: {', '.join(ms)}" for n, ms in imported_models.items())
+        + ")"
+        + (
+            ", here simple image statistics from the synthetic world's stand-in script, not "
+            "aesthetics models"
+            if stand_in
+            else ""
+        )
+        + "."
+    )

@@ -18,6 +18,7 @@ from judgepanel.stats import (
 )
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
 from judgepanel.studies.fusion.blocks import Blocks, best_single, hp_design
+from judgepanel.studies.fusion.compare import stack_datasets
 
 PARTITION_SEEDS: tuple[int, ...] = tuple(range(20))
 """The random fold partitions of the robustness check (42, the reference, is not among them)."""
@@ -105,3 +106,46 @@ def summarize_partitions(sweep: pd.DataFrame) -> pd.DataFrame:
         row["rho_reference"] = float(ref["rho"])
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def blocks_named(
+    family_sets: Mapping[str, Sequence[str]], prefixes: Sequence[str]
+) -> dict[str, Sequence[str]]:
+    """The family blocks whose name starts with one of ``prefixes`` (the runs file's
+    ``partition_blocks``), in their order."""
+    return {b: f for b, f in family_sets.items() if any(b.startswith(p) for p in prefixes)}
+
+
+def sweep_datasets(
+    blocks: Mapping[str, Blocks],
+    family_sets: Mapping[str, Mapping[str, Sequence[str]]],
+    prefixes: Sequence[str],
+    *,
+    seeds: Sequence[int] = PARTITION_SEEDS,
+    n_jobs: int | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`sweep_partitions` and :func:`summarize_partitions` of every dataset's blocks
+    named by ``prefixes``: the per-partition table and the per-block summary."""
+    sweeps = {
+        n: sweep_partitions(b, blocks_named(family_sets[n], prefixes), seeds=seeds, n_jobs=n_jobs)
+        for n, b in blocks.items()
+    }
+    summaries = {n: summarize_partitions(s) for n, s in sweeps.items()}
+    return stack_datasets(sweeps), stack_datasets(summaries)
+
+
+def describe_partitions(robust: pd.DataFrame, reference_seed: int = FOLD_SEED) -> str:
+    """The margin over the best single model across partitions, and where the reference
+    partition falls among them (rank 1 = the largest margin)."""
+    return (
+        "Across partitions, the fused score (H+P_gb) minus the best single model (ρ): "
+        + "; ".join(
+            f"{row.dataset} {row.block} {row.delta_rho_mean:+.3f} ± {row.delta_rho_sd:.3f} "
+            f"(range {row.delta_rho_min:+.3f} to {row.delta_rho_max:+.3f}, positive in "
+            f"{row.delta_rho_n_positive} of {row.n_partitions}; seed {reference_seed} gives "
+            f"{row.delta_rho_reference:+.3f}, rank {row.delta_rho_reference_rank} of "
+            f"{row.n_partitions + 1})"
+            for row in robust.itertuples()
+        )
+        + "."
+    )

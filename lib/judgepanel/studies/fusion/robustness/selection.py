@@ -4,7 +4,7 @@ that chooses on the test fold, and against all features.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,9 +15,10 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.pipeline import Pipeline, make_pipeline
 
 from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.stats import wording
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, make_folds, oof_predict
 from judgepanel.studies.fusion.blocks import Blocks
-from judgepanel.studies.fusion.compare import compare_arms
+from judgepanel.studies.fusion.compare import compare_arms, stack_datasets
 
 
 def dimension_groups(
@@ -182,3 +183,67 @@ def compare_feature_selection(
                 }
             )
     return FeatureSelection(comparisons=res, choices=pd.DataFrame(rows))
+
+
+def selection_tables(
+    blocks: Mapping[str, Blocks],
+    families: Sequence[str],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    n_jobs: int | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`compare_feature_selection` of every dataset: the comparisons (dataset first)
+    and the choices per fold and dimension (dataset last)."""
+    fs = {
+        n: compare_feature_selection(b, families, n_resamples=n_resamples, seed=seed, n_jobs=n_jobs)
+        for n, b in blocks.items()
+    }
+    comparisons = stack_datasets({n: f.comparisons for n, f in fs.items()})
+    return comparisons, stack_datasets({n: f.choices for n, f in fs.items()}, first=False)
+
+
+def describe_configurations(blocks: Blocks, families: Sequence[str]) -> str:
+    """How many one-family-per-dimension configurations there are, against all features."""
+    n_dims = blocks.P_of(list(families)[:1]).shape[1]
+    m = len(families)
+    return (
+        f"One of {m} pre-declared families per dimension gives {m}^{n_dims} = {m**n_dims} "
+        f"configurations; all features are the panel's {blocks.P_of(families).shape[1]} "
+        "dimension columns."
+    )
+
+
+def selection_row(
+    selection: pd.DataFrame, dataset: str, arm: str, comparator: str, metric: str = "spearman"
+) -> pd.Series:
+    """The comparison of ``arm`` against ``comparator`` on ``dataset`` under ``metric``."""
+    hit = selection[
+        (selection["dataset"] == dataset)
+        & (selection["metric"] == metric)
+        & (selection["arm"] == arm)
+        & (selection["comparator"] == comparator)
+    ]
+    if hit.empty:
+        raise KeyError(f"no {metric} row of {arm!r} against {comparator!r} on {dataset}")
+    return hit.iloc[0]
+
+
+def describe_selection(selection: pd.DataFrame) -> str:
+    """Per dataset: ρ of all features, honest and oracle selection, the loss of selecting
+    honestly and the optimism of the oracle."""
+
+    def diff(n: str, arm: str) -> str:
+        row = selection_row(selection, n, arm, "honest selection")
+        return wording.estimate(row["delta"], row["ci_low"], row["ci_high"])
+
+    return " ".join(
+        f"On {n}, all features reach ρ = "
+        f"{selection_row(selection, n, 'all features', 'honest selection')['value']:.3f}, "
+        f"honest selection "
+        f"{selection_row(selection, n, 'honest selection', 'all features')['value']:.3f} and "
+        f"the oracle {selection_row(selection, n, 'oracle selection', 'all features')['value']:.3f}"
+        f"; all features minus honest selection is {diff(n, 'all features')} and the oracle "
+        f"minus honest selection (its optimism) is {diff(n, 'oracle selection')}."
+        for n in dict.fromkeys(selection["dataset"])
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -12,6 +12,12 @@ from judgepanel.stats import (
     percentile_ci,
     resample_indices,
 )
+from judgepanel.studies.common.combiners import gb_combiner, oof_predict
+from judgepanel.studies.fusion.blocks import Blocks, best_single, hp_design, panel_mean
+from judgepanel.studies.fusion.compare import plain_arm, stack_datasets
+
+MAX_RESAMPLES = 2000
+"""The shortlist's resamples are capped here: a run asking for more gets this many."""
 
 
 def top_weights(values: np.ndarray, m: int) -> np.ndarray:
@@ -100,3 +106,69 @@ def compare_top_decile(
             )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def decile_arms(
+    blocks: Blocks,
+    predeclared: Sequence[str],
+    family_sets: Mapping[str, Sequence[str]],
+    fused: Mapping[tuple[str, ...], np.ndarray],
+) -> tuple[str, dict[str, np.ndarray]]:
+    """The best single family of all, and the scores of each shortlist arm.
+
+    Arms: the best single model, the pre-declared panel mean, and H+P_gb of each family
+    block (a trio's out-of-fold prediction is taken from ``fused``, whatever the order of
+    its members; a block of another size is fitted out of fold here).
+    """
+    best, _ = best_single(blocks.H, blocks.y)
+    arms = {
+        "best single": blocks.H[best].to_numpy(float),
+        "panel mean (pre-declared)": panel_mean(blocks.H_of(predeclared)).to_numpy(float),
+    }
+    for block, members in family_sets.items():
+        trio = next((k for k in fused if set(k) == set(members)), None)
+        if len(members) == 3 and trio is not None:
+            arms[f"H+P_gb ({block})"] = fused[trio]
+        else:
+            arms[f"H+P_gb ({block})"] = oof_predict(
+                gb_combiner(), hp_design(blocks, members), blocks.y
+            )
+    return best, arms
+
+
+def top_decile_table(
+    blocks: Mapping[str, Blocks],
+    predeclared: Sequence[str],
+    family_sets: Mapping[str, Mapping[str, Sequence[str]]],
+    fused: Mapping[str, Mapping[tuple[str, ...], np.ndarray]],
+    *,
+    n_resamples: int = MAX_RESAMPLES,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """:func:`compare_top_decile` of every dataset's :func:`decile_arms`, with its best
+    family, on at most :data:`MAX_RESAMPLES` resamples."""
+    tables = {}
+    for name, b in blocks.items():
+        best, arms = decile_arms(b, predeclared, family_sets[name], fused[name])
+        table = compare_top_decile(
+            b.y.to_numpy(float), arms, n_resamples=min(n_resamples, MAX_RESAMPLES), seed=seed
+        )
+        tables[name] = table.assign(best_family=best)
+    return stack_datasets(tables)
+
+
+def shortlist_sentence(top: pd.DataFrame, dataset: str) -> str:
+    """One dataset's precision@10% per arm, and which arms lead (all of them: none does)."""
+    t = top[top["dataset"] == dataset]
+    leaders = t[np.isclose(t["precision"], t["precision"].max())]["arm"].tolist()
+    lead = (
+        "no arm recovers more than another"
+        if len(leaders) == len(t)
+        else "the best shortlist builder is " + " and ".join(plain_arm(a) for a in leaders)
+    )
+    return (
+        f"On {dataset}, precision@10% is "
+        + ", ".join(f"{row.precision:.2f} for {plain_arm(row.arm)}" for row in t.itertuples())
+        + f" (chance {t['chance'].iloc[0]:.2f}, {int(t['top_size'].iloc[0])} images in the top "
+        f"decile); {lead}."
+    )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from judgepanel.stats import (
     paired_bootstrap,
+    wording,
 )
 from judgepanel.stats.correlation import correlate
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict
@@ -56,3 +57,35 @@ def transfer_combiner(
             }
         )
     return pd.DataFrame(rows)
+
+
+def transfer_table(
+    blocks: Mapping[str, Blocks],
+    families: Sequence[str],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """:func:`transfer_combiner` from every dataset to every other, ``source`` and
+    ``target`` first."""
+    moves = [
+        transfer_combiner(
+            blocks[src], blocks[dst], families, n_resamples=n_resamples, seed=seed
+        ).assign(source=src, target=dst)
+        for src in blocks
+        for dst in blocks
+        if src != dst
+    ]
+    out = pd.concat(moves, ignore_index=True)
+    return out[["source", "target", *[c for c in out.columns if c not in ("source", "target")]]]
+
+
+def describe_transfer(transfer: pd.DataFrame, metric: str = "spearman") -> str:
+    """Each transfer against the target's best single model, and the in-domain fit."""
+    return " ".join(
+        f"Trained on {row.source} and applied to {row.target}, the fused score (H+P_gb) "
+        f"reaches ρ = {row.transfer:.3f} against the best single model's {row.best_single:.3f} "
+        f"({wording.estimate(row.delta, row.ci_low, row.ci_high)}); fitted in domain it "
+        f"reaches {row.in_domain:.3f}."
+        for row in transfer[transfer["metric"] == metric].itertuples()
+    )
