@@ -3,8 +3,8 @@
 Seed 000, section 5.5: before any dimension scoring, a cheap probe (every family's
 holistic mean over its first k=5 runs) says how close the best single model already is to
 the noise ceiling. Its *fraction* of the ceiling is rho_best / ceiling; its *headroom* is
-1 - fraction. The study's hypothesis is that fusion pays where headroom is large. Two
-datasets are two points, so the hypothesis is retested across every trio of both datasets
+1 - fraction. The study's hypothesis is that fusion pays where headroom is large. Each
+dataset is one point, so the hypothesis is retested across every trio of every dataset
 (:func:`trio_predictors`, :func:`retest_predictors`), with the caveats the computation exposes.
 """
 
