@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from judgepanel.core.config import Price
+from judgepanel.stats import wording
 from judgepanel.studies.fusion import recipe
 
 
@@ -163,3 +164,33 @@ def test_costs_of_an_unobserved_kind_are_nan():
     assert np.isnan(c.loc["pre-declared panel", "usd_per_image"])
     with pytest.raises(ValueError, match="no successful"):
         recipe.tokens_per_call(calls.assign(status="failed"))
+
+
+def test_held_out_rule_is_tested_on_each_dataset_it_was_not_learnt_from():
+    # a and b pay above headroom 0.5; c pays above 0.2: the rule learnt from a and b
+    # misses c's trios in between, the rules learnt with c in them do not
+    trios = pd.DataFrame(
+        {
+            "dataset": ["a"] * 4 + ["b"] * 4 + ["c"] * 4,
+            "headroom": [0.1, 0.3, 0.6, 0.8, 0.2, 0.4, 0.7, 0.9, 0.1, 0.3, 0.4, 0.6],
+            "pays": [False, False, True, True] * 2 + [False, True, True, True],
+        }
+    )
+    table = recipe.held_out_rule(trios)
+    assert table["held_out"].tolist() == ["a", "b", "c"]
+    c = table.set_index("held_out").loc["c"]
+    assert c["learnt_from"] == "a, b" and 0.4 < c["threshold"] < 0.6
+    assert (c["n_paid"], c["n_predicted"], c["n_right"], c["n_right_constant"]) == (3, 1, 2, 3)
+    a = table.set_index("held_out").loc["a"]
+    rule = recipe.derive_threshold(trios["headroom"][4:], trios["pays"][4:])
+    expected = int(((trios["headroom"][:4] >= rule.threshold) == trios["pays"][:4]).sum())
+    assert a["threshold"] == rule.threshold == 0.25 and a["n_right"] == expected == 3
+    text = recipe.describe_held_out(table)
+    assert "2 of 4 predictions are right" in text and wording.prose_problems(text) == []
+    # a constant rule predicts nothing or everything, never a NaN comparison
+    never = trios.assign(pays=trios["dataset"] == "c")
+    table = recipe.held_out_rule(never).set_index("held_out")
+    assert table.loc["c", "rule"] == "never a panel, whatever the headroom"
+    assert table.loc["c", "n_predicted"] == 0 and table.loc["c", "n_right"] == 0
+    with pytest.raises(ValueError, match="at least three datasets"):
+        recipe.held_out_rule(trios[trios["dataset"] != "c"])
