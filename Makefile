@@ -107,8 +107,10 @@ verify-quick: setup
 verify-full: setup
 	$(call fresh_report,full,)
 
+# BENCH_FLAGS=--quick leaves out the ten-minute benchmark at AVA's scale.
+BENCH_FLAGS ?=
 bench: setup
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/run_all.py $(BENCH_FLAGS)
 
 # Optional, not in CI: the official harnesses (copies placed in INTEROP_DIR) against the
 # simulator and the synthetic world; INTEROP_PYTHON must have their requirements.

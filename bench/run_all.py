@@ -5,7 +5,10 @@ other (they measure ratios against an obvious alternative in the same run, so th
 not compete for the cores), writes ``bench/results/summary.json`` (with ``--only``, the
 figures of the benchmarks not run are kept) and prints the figures.
 
-Usage: python bench/run_all.py [--only client,resume]
+``--quick`` leaves out the slow benchmarks (:data:`SLOW`: the analyses at AVA's scale take
+about ten minutes).
+
+Usage: python bench/run_all.py [--only client,resume] [--quick]
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SLOW = ("scale",)
+"""Benchmarks that ``--quick`` leaves out."""
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated names, e.g. client,resume")
+    parser.add_argument("--quick", action="store_true", help=f"leave out {', '.join(SLOW)}")
     args = parser.parse_args()
     wanted = set(args.only.split(",")) if args.only else None
     scripts = sorted(HERE.glob("bench_*.py"))
@@ -30,7 +36,7 @@ def main() -> int:
     failed = []
     for script in scripts:
         name = script.stem.removeprefix("bench_")
-        if wanted and name not in wanted:
+        if (wanted and name not in wanted) or (args.quick and name in SLOW):
             continue
         print(f"== {script.name}", flush=True)
         started = time.monotonic()
@@ -46,8 +52,9 @@ def main() -> int:
         results[name] = {**json.loads(lines[-1]), "wall_s": round(time.monotonic() - started, 1)}
     out = HERE / "results" / "summary.json"
     out.parent.mkdir(exist_ok=True)
-    # With --only, the other benchmarks' last figures are kept rather than dropped.
-    earlier = json.loads(out.read_text()) if wanted and out.exists() else {}
+    # With --only or --quick, the other benchmarks' last figures are kept rather than dropped.
+    kept = wanted or args.quick
+    earlier = json.loads(out.read_text()) if kept and out.exists() else {}
     out.write_text(json.dumps({**earlier, **results}, indent=2, sort_keys=True) + "\n")
     print(f"wrote {out.relative_to(HERE.parent)}")
     if failed:

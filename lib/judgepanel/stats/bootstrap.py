@@ -4,10 +4,12 @@ Every difference between two arms is a paired bootstrap: each resample draws n i
 with replacement, and both arms are scored on the same drawn images. Resample b is row b
 of :func:`resample_indices`, i.e. ``np.random.default_rng(seed).integers(0, n, size=(B,
 n))``; the same seed gives the same resamples in every function here, so arms bootstrapped
-in separate calls remain paired. A resample is handled as its multiplicity vector (how often
-each image was drawn), which turns the rank metrics into weighted sums and matrix products
-(see :mod:`judgepanel.stats.correlation`); the values equal scipy's on the materialised
-resamples.
+in separate calls remain paired. The bootstraps draw those rows a block at a time
+(:func:`resample_blocks`), so that memory stays O(block x n) rather than O(B x n) (AVA's
+255,000 images would need 20 GB of indices for B = 10,000). A resample is handled as its
+multiplicity vector (how often each image was drawn), which turns the rank metrics into
+weighted sums and matrix products (see :mod:`judgepanel.stats.correlation`); the values
+equal scipy's on the materialised resamples.
 
 Definitions used throughout:
 
@@ -64,11 +66,43 @@ column of resampled metrics does not depend on what it is compared with."""
 _CHUNK_CELLS = 250_000
 _KENDALL_CHUNK_CELLS = 1_000_000
 
+INDEX_BLOCK_BYTES = 64 * 2**20
+"""The most bytes of drawn indices (int64) a bootstrap holds at once: one block of
+:func:`resample_blocks`, unless a single resample is larger."""
+
 
 def resample_indices(n: int, n_resamples: int, seed: int) -> NDArray[np.int64]:
     """The bootstrap resamples: ``default_rng(seed).integers(0, n, size=(n_resamples, n))``."""
     _check_sizes(n, n_resamples)
     return np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+
+
+def block_rows(n: int, n_resamples: int, multiple: int = 1) -> int:
+    """Resamples per block of drawn indices: a multiple of ``multiple``, at least one
+    multiple, otherwise as many as :data:`INDEX_BLOCK_BYTES` holds (all B if they fit)."""
+    _check_sizes(n, n_resamples)
+    fits = INDEX_BLOCK_BYTES // (8 * n * multiple)
+    return multiple * max(1, min(fits, -(-n_resamples // multiple)))
+
+
+def resample_blocks(
+    n: int, n_resamples: int, seed: int, rows: int | None = None
+) -> Iterator[NDArray[np.int64]]:
+    """The rows of ``resample_indices(n, n_resamples, seed)``, ``rows`` at a time.
+
+    One Generator draws (rows, n) blocks one after another. numpy's ``integers`` takes
+    its values from the bit stream in order, carrying any half-used word in the
+    Generator's state, so the blocks stacked are the one (B, n) draw, bit for bit (the
+    tests check it for block sizes that do and do not divide B). At most ``rows`` x n
+    indices are held at once; ``rows`` defaults to :func:`block_rows`.
+    """
+    rows = block_rows(n, n_resamples) if rows is None else rows
+    if rows < 1:
+        raise ValueError(f"rows must be at least 1, got {rows}")
+    _check_sizes(n, n_resamples)
+    rng = np.random.default_rng(seed)
+    for first in range(0, n_resamples, rows):
+        yield rng.integers(0, n, size=(min(rows, n_resamples - first), n))
 
 
 def _check_sizes(n: int, n_resamples: int) -> None:
@@ -211,17 +245,35 @@ def summarize_paired(
     )
 
 
+Draws = tuple[int, int]
+"""(n_resamples, seed): the resamples of :func:`resample_indices`, drawn block by block."""
+
+
 def _count_chunks(
     n: int,
     indices: ArrayLike | None,
     weights: ArrayLike | None,
     cells: int = _CHUNK_CELLS,
+    draws: Draws | None = None,
 ) -> tuple[int, Iterator[NDArray[np.float64]]]:
-    """Number of resamples, and their draw counts (items x resamples) in bounded chunks."""
-    if (indices is None) == (weights is None):
+    """Number of resamples, and their draw counts (items x resamples) in bounded chunks.
+
+    With ``draws`` the indices are drawn a block at a time (:func:`resample_blocks`). A
+    block holds whole chunks, so the chunks are the arrays that the (B, n) indices of
+    :func:`resample_indices` give: the same numbers, bit for bit, in O(block x n) memory.
+    """
+    if draws is None and (indices is None) == (weights is None):
         raise ValueError("give exactly one of indices= or weights=")
+    if draws is not None and (indices is not None or weights is not None):
+        raise ValueError("give draws= alone, without indices= or weights=")
     rows = max(1, cells // max(n, 1))
-    if indices is not None:
+    if draws is not None:
+        total, seed = draws
+        blocks = resample_blocks(n, total, seed, block_rows(n, total, rows))
+        chunks = (
+            _counts(block[i : i + rows], n) for block in blocks for i in range(0, len(block), rows)
+        )
+    elif indices is not None:
         idx = np.asarray(indices)
         if idx.ndim == 1:
             idx = idx[None, :]
@@ -265,11 +317,12 @@ def _resampled_arms(
     metric: str,
     indices: ArrayLike | None = None,
     weights: ArrayLike | None = None,
+    draws: Draws | None = None,
 ) -> NDArray[np.float64]:
     """(n_resamples, m) metric of every arm against ``y`` on every resample."""
     n = y.size
     cells = _KENDALL_CHUNK_CELLS if metric == "kendall_b" else _CHUNK_CELLS
-    total, chunks = _count_chunks(n, indices, weights, cells)
+    total, chunks = _count_chunks(n, indices, weights, cells, draws)
     out = np.empty((total, arms.shape[0]))
     y_ties = TieGroups(y)
     x_ties = [TieGroups(a) for a in arms]
@@ -343,8 +396,7 @@ def bootstrap_arms(
     keys = [digest(metric, n_resamples, seed, yv, row) for row in mat]
 
     def compute(rows: list[int]) -> NDArray[np.float64]:
-        indices = resample_indices(yv.size, n_resamples, seed)
-        return _resampled_arms(yv, mat[rows], metric, indices=indices)
+        return _resampled_arms(yv, mat[rows], metric, draws=(n_resamples, seed))
 
     return _memoised_columns(keys, compute, n_resamples)
 
@@ -533,7 +585,7 @@ def paired_bootstrap_stat(
 
     The general (slow) path, for statistics without a vectorised form. Every array is
     indexed by the same rows of ``resample_indices(n, n_resamples, seed)``, so with the
-    same seed it sees the resamples :func:`paired_bootstrap` sees.
+    same seed it sees the resamples :func:`paired_bootstrap` sees (drawn a block at a time).
 
     Args:
         statistic: called as ``statistic(*resampled_arrays)``; returns the pair
@@ -551,8 +603,8 @@ def paired_bootstrap_stat(
             raise ValueError(f"array {j} has {arr.shape[0]} rows but array 0 has {n}")
     check_alternative(alternative)
     est_a, est_b = statistic(*data)
-    idx = resample_indices(n, n_resamples, seed)
-    values = np.array([statistic(*(arr[row] for arr in data)) for row in idx], dtype=np.float64)
+    rows = (row for block in resample_blocks(n, n_resamples, seed) for row in block)
+    values = np.array([statistic(*(arr[row] for arr in data)) for row in rows], dtype=np.float64)
     return summarize_paired(
         values[:, 0],
         values[:, 1],
@@ -571,10 +623,11 @@ def _resampled_partials(
     covar: NDArray[np.float64],
     indices: ArrayLike | None = None,
     weights: ArrayLike | None = None,
+    draws: Draws | None = None,
 ) -> NDArray[np.float64]:
     """(n_resamples, m) partial Spearman of each arm with ``target`` given ``covar``."""
     n = target.size
-    total, chunks = _count_chunks(n, indices, weights)
+    total, chunks = _count_chunks(n, indices, weights, draws=draws)
     out = np.empty((total, arms.shape[0]))
     shared_ties = [TieGroups(target)] + [TieGroups(c) for c in covar.T]
     arm_ties = [TieGroups(a) for a in arms]
@@ -660,8 +713,7 @@ def bootstrap_partials(
     keys = [digest("partial", n_resamples, seed, tv, c, row) for row in mat]
 
     def compute(rows: list[int]) -> NDArray[np.float64]:
-        indices = resample_indices(tv.size, n_resamples, seed)
-        return _resampled_partials(tv, mat[rows], c, indices=indices)
+        return _resampled_partials(tv, mat[rows], c, draws=(n_resamples, seed))
 
     return _memoised_columns(keys, compute, n_resamples)
 

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from judgepanel.stats import ceiling_methods as cm
-from judgepanel.stats.bootstrap import multiplicities, percentile_ci
+from judgepanel.stats.bootstrap import multiplicities, percentile_ci, resample_blocks
 from judgepanel.stats.ceiling import NoiseCeiling, noise_ceiling, spearman_brown, split_half_means
 from judgepanel.stats.correlation import RankedTarget, TieGroups
 
@@ -198,11 +198,8 @@ def _stacked(
 
 def _chunks(n: int, n_resamples: int, seed: int) -> Iterator[NDArray[np.float64]]:
     """Draw counts of the bootstrap resamples, items x resamples, a bounded chunk at a time."""
-    rng = np.random.default_rng(seed)
-    rows = max(1, _CHUNK_CELLS // n)
-    for first in range(0, n_resamples, rows):
-        size = min(rows, n_resamples - first)
-        yield np.ascontiguousarray(multiplicities(rng.integers(0, n, (size, n)), n).T)
+    for block in resample_blocks(n, n_resamples, seed, max(1, _CHUNK_CELLS // n)):
+        yield np.ascontiguousarray(multiplicities(block, n).T)
 
 
 def _resampled_ceilings(

@@ -1,0 +1,42 @@
+"""bench_scale at a small size: every step runs, the page renders, the two bootstraps agree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bench_scale_runs_small(tmp_path):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "bench_scale.py"),
+            "--n",
+            "2000",
+            "--n-resamples",
+            "300",
+            "--compare-n",
+            "1500",
+            "--jobs",
+            "1",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["bench"] == "scale" and summary["n"] == 2000
+    assert set(summary["steps"]) >= {"noise ceiling", "out-of-fold H+P_gb", "notebook page"}
+    assert all(s["wall_s"] >= 0 and s["peak_rss_gib"] > 0 for s in summary["steps"].values())
+    results = summary["results"]
+    assert results["compare"]["identical"] is True
+    assert results["ceiling"]["method"] == "vote_split_half"
+    assert results["design_columns"] == 30  # 5 families x (holistic + 5 dimensions)
+    low, high = results["fused_minus_best"]["ci"]
+    assert low <= results["fused_minus_best"]["delta"] <= high

@@ -1,0 +1,126 @@
+"""The bootstrap draws its resamples a block at a time, and that changes no number."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from judgepanel.stats import bootstrap as bs
+from judgepanel.stats import paired_bootstrap, resample_blocks, resample_indices, summarize_paired
+from judgepanel.stats.correlation import correlate
+
+
+def _spy_blocks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """Record the (rows, bytes) of every block of indices the bootstraps draw."""
+    seen: list[tuple[int, int]] = []
+    real_blocks = bs.resample_blocks
+
+    def spy(*args: int) -> Iterator[np.ndarray]:
+        for block in real_blocks(*args):
+            seen.append((block.shape[0], block.nbytes))
+            yield block
+
+    monkeypatch.setattr(bs, "resample_blocks", spy)
+    return seen
+
+
+def _arms(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A human mean with ties and two judges, one better than the other."""
+    rng = np.random.default_rng(seed)
+    latent = rng.normal(size=n)
+    y = np.round(5 + 2 * latent + rng.normal(0, 0.5, n), 1)
+    a = np.round(5 + 2 * latent + rng.normal(0, 1.5, n))
+    b = 5 + 2 * latent + rng.normal(0, 2.5, n)
+    return y, a, b
+
+
+@pytest.mark.parametrize("n", [1, 7, 64, 501])
+@pytest.mark.parametrize("rows", [1, 3, 7, 40, 41, 100])
+def test_blocks_stack_to_the_one_draw(n, rows):
+    blocks = list(resample_blocks(n, 41, 11, rows))
+    assert all(block.shape[0] <= rows for block in blocks)
+    np.testing.assert_array_equal(np.vstack(blocks), resample_indices(n, 41, 11))
+
+
+@pytest.mark.parametrize(("count_rows", "block_multiples"), [(3, 1), (3, 2), (3, 7), (5, 4)])
+@pytest.mark.parametrize("metric", ["spearman", "kendall_b"])
+def test_chunked_bootstrap_equals_unchunked_bit_for_bit(
+    monkeypatch, count_rows, block_multiples, metric
+):
+    """Blocks of 3, 6, 21 and 20 resamples, none dividing B = 103, against one (B, n) draw.
+
+    Chunks of draw counts are kept small (3 or 5 resamples) so that a block holds several."""
+    n, n_resamples, seed = 120, 103, 4
+    y, a, b = _arms(n, 2)
+    monkeypatch.setattr(
+        bs, "_KENDALL_CHUNK_CELLS" if metric == "kendall_b" else "_CHUNK_CELLS", count_rows * n
+    )
+    monkeypatch.setattr(bs, "INDEX_BLOCK_BYTES", 8 * n * count_rows * block_multiples)
+    blocks = _spy_blocks(monkeypatch)
+    arms = np.vstack([a, b])
+    unchunked = bs._resampled_arms(y, arms, metric, indices=resample_indices(n, n_resamples, seed))
+    with bs.RESAMPLED.disabled():
+        chunked = bs.bootstrap_arms(y, arms, metric, n_resamples=n_resamples, seed=seed)
+        result = paired_bootstrap(y, a, b, metric, n_resamples=n_resamples, seed=seed)
+    rows = [r for r, _ in blocks]
+    assert max(rows) == count_rows * block_multiples < n_resamples and sum(rows) == 2 * n_resamples
+    np.testing.assert_array_equal(chunked, unchunked)
+    expected = summarize_paired(
+        unchunked[:, 0],
+        unchunked[:, 1],
+        correlate(y, a, metric),
+        correlate(y, b, metric),
+        metric=metric,
+        n=n,
+    )
+    assert result == expected
+
+
+def test_partial_bootstrap_is_chunked_alike(monkeypatch):
+    n, n_resamples = 90, 57
+    y, a, b = _arms(n, 5)
+    covar = np.round(y + np.random.default_rng(1).normal(size=n))
+    monkeypatch.setattr(bs, "_CHUNK_CELLS", 4 * n)
+    monkeypatch.setattr(bs, "INDEX_BLOCK_BYTES", 8 * n * 8)
+    unchunked = bs._resampled_partials(
+        y, np.vstack([a, b]), covar[:, None], indices=resample_indices(n, n_resamples, 3)
+    )
+    with bs.RESAMPLED.disabled():
+        chunked = bs.bootstrap_partials(
+            y, np.vstack([a, b]), covar, n_resamples=n_resamples, seed=3
+        )
+    np.testing.assert_array_equal(chunked, unchunked)
+
+
+def test_automatic_blocks_cap_the_indices_held(monkeypatch):
+    """The public path never draws the (B, n) matrix; each block stays within the budget
+    (both arms read one pass of blocks)."""
+    n, n_resamples = 20_000, 50
+    budget = 8 * n * 30  # 30 resamples; a chunk of counts is 12 (250,000 cells // n)
+    monkeypatch.setattr(bs, "INDEX_BLOCK_BYTES", budget)
+    blocks = _spy_blocks(monkeypatch)
+
+    def refuse(*args: int) -> None:
+        raise AssertionError("the whole index matrix was drawn")
+
+    monkeypatch.setattr(bs, "resample_indices", refuse)
+    y, a, b = _arms(n, 7)
+    with bs.RESAMPLED.disabled():
+        paired_bootstrap(y, a, b, n_resamples=n_resamples, seed=1)
+    held = [size for _, size in blocks]
+    assert held and max(held) <= budget and sum(held) == 8 * n * n_resamples
+    assert max(held) == 8 * n * 24  # two whole chunks of 12
+
+
+def test_block_size_at_ava_scale():
+    """255,000 images, B = 10,000: 20 GB as one draw, a bounded block here."""
+    n, n_resamples = 255_000, 10_000
+    rows = bs.block_rows(n, n_resamples)
+    assert 1 <= rows * 8 * n <= bs.INDEX_BLOCK_BYTES
+    assert bs.block_rows(500, n_resamples) == n_resamples  # small n: one block, as before
+    assert bs.block_rows(n, n_resamples, multiple=7) % 7 == 0
+    assert bs.block_rows(10**9, 3) == 1  # a resample larger than the budget: one at a time
+    with pytest.raises(ValueError, match="rows must be at least 1"):
+        next(resample_blocks(5, 5, 0, 0))
