@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import get_args
 
 import pytest
+import yaml
 
-from judgepanel.core.config import ConfigError, load_config
+from judgepanel.core.config import ConfigError, DatasetRef, load_config
 from judgepanel.core.paths import project_root
-from judgepanel.core.runsfile import DatasetKind
+from judgepanel.core.runsfile import DatasetKind, DatasetSpec
 from judgepanel.core.settings import DATASET_KINDS
 
 RUNS = (project_root() / "papermill_runs.yaml").read_text(encoding="utf-8")
@@ -39,6 +40,71 @@ def test_the_project_runs_file_is_valid():
 
 def test_schema_kinds_are_the_loaders_kinds():
     assert set(get_args(DatasetKind)) == set(DATASET_KINDS)
+    models = get_args(get_args(DatasetSpec)[0])
+    assert sorted(get_args(m.model_fields["kind"].annotation)[0] for m in models) == sorted(
+        DATASET_KINDS
+    )
+
+
+def test_the_project_datasets_are_their_entries_resolved():
+    """Each dataset of the committed runs file is its entry's kind and root, nothing more."""
+    base = project_root()
+    expected = {
+        (profile, name): DatasetRef(name, entry["kind"], base / entry["root"])
+        for profile, spec in yaml.safe_load(RUNS)["profiles"].items()
+        for name, entry in spec["datasets"].items()
+    }
+    config = load_config()
+    loaded = {(p.name, n): ref for p in config.profiles.values() for n, ref in p.datasets.items()}
+    assert loaded == expected
+
+
+KEYS = {kind: "kind, root" for kind in DATASET_KINDS} | {
+    "visionq": "kind, root, questions, eligible"
+}
+"""The keys a dataset entry of each kind takes, as an error lists them."""
+
+
+def _with_dataset(tmp_path: Path, *lines: str) -> tuple[Path, int]:
+    """The project's runs file with a dataset ``x`` of ``lines`` in the demo profile; the
+    line of its name."""
+    entry = "".join(f"      {line}\n" for line in lines)
+    return _broken(tmp_path, "      vab: {kind: vab,", entry + "      vab: {kind: vab,")
+
+
+@pytest.mark.parametrize("kind", DATASET_KINDS)
+def test_an_entry_of_each_kind_loads(tmp_path, kind):
+    path, _ = _with_dataset(tmp_path, f"x: {{kind: {kind}, root: data/x}}")
+    ref = load_config(path).profile("demo").dataset("x")
+    assert ref == DatasetRef("x", kind, tmp_path / "data" / "x")
+
+
+@pytest.mark.parametrize("kind", DATASET_KINDS)
+def test_a_misspelt_dataset_key_names_its_line_and_the_keys_of_its_kind(tmp_path, kind):
+    """The key's own line, though the union's error puts the kind into its location; a
+    missing ``root`` names the dataset."""
+    path, line = _with_dataset(tmp_path, "x:", f"  kind: {kind}", "  rooot: data/x")
+    message = _error(path)
+    assert (
+        f"papermill_runs.yaml:{line + 2}: profiles.demo.datasets.x.rooot: unknown key 'rooot'; "
+        f"the keys of kind '{kind}' are: {KEYS[kind]}\n" in message + "\n"
+    )
+    assert f"papermill_runs.yaml:{line}: profiles.demo.datasets.x: missing key 'root'" in message
+
+
+@pytest.mark.parametrize("key", ["questions", "eligible"])
+@pytest.mark.parametrize("kind", [k for k in DATASET_KINDS if k != "visionq"])
+def test_visionq_keys_belong_to_visionq_alone(tmp_path, kind, key):
+    path, line = _with_dataset(tmp_path, "x:", f"  kind: {kind}", "  root: data/x", f"  {key}: f")
+    assert f":{line + 3}: profiles.demo.datasets.x.{key}: unknown key '{key}'; " in _error(path)
+
+
+def test_visionq_names_its_question_and_id_files(tmp_path):
+    path, _ = _with_dataset(
+        tmp_path, "x: {kind: visionq, root: data/x, questions: q.jsonl, eligible: ids.txt}"
+    )
+    ref = load_config(path).profile("demo").dataset("x")
+    assert (ref.questions, ref.eligible) == (tmp_path / "q.jsonl", tmp_path / "ids.txt")
 
 
 def test_a_misspelt_key_names_its_line_and_the_keys_that_exist(tmp_path):
@@ -56,21 +122,9 @@ def test_an_unknown_dataset_kind_lists_the_known_ones(tmp_path):
     assert f":{line}: profiles.demo.datasets.eva.kind: unknown dataset kind 'evaa'" in message
     known = "eva, para, ratings, ava, aadb, koniq, spaq, lapis, vab, visionq"
     assert f"known kinds: {known}" in message
-
-
-def test_a_ratings_dataset_entry_is_accepted_and_its_typos_name_their_line(tmp_path):
-    """The generic format and the adapted releases are dataset kinds like EVA's."""
-    entry = "      ava: {kind: ava, root: data/ava}\n      mine: {kind: ratings, root: data/mine}\n"
-    path, _ = _broken(tmp_path, "      vab: {kind: vab,", entry + "      vab: {kind: vab,")
-    config = load_config(path)
-    mine = config.profile("demo").dataset("mine")
-    assert (mine.kind, mine.root) == ("ratings", tmp_path / "data" / "mine")
-    assert config.profile("demo").dataset("ava").kind == "ava"
-    typo = path.read_text(encoding="utf-8").replace("kind: ratings, root:", "kind: ratings, roots:")
-    path.write_text(typo, encoding="utf-8")
-    line = typo[: typo.index("roots:")].count("\n") + 1
+    path, line = _with_dataset(tmp_path, "x:", "  root: data/x")
     message = _error(path)
-    assert f"papermill_runs.yaml:{line}: profiles.demo.datasets.mine.roots: unknown key" in message
+    assert f":{line}: profiles.demo.datasets.x: missing key 'kind'; known kinds: {known}" in message
 
 
 def test_a_wrong_type_and_a_missing_key_name_their_lines(tmp_path):

@@ -7,6 +7,7 @@ never part of it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import yaml
 
 from judgepanel.core.paths import DEFAULT_RUNS_FILE, project_root
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.core.runsfile import validate_runs_file
+from judgepanel.core.runsfile import DatasetSpec, VisionqDataset, validate_runs_file
 
 
 class ConfigError(ValueError):
@@ -227,6 +228,19 @@ class Config:
             ) from None
 
 
+def _dataset_ref(name: str, spec: DatasetSpec, resolve: Callable[[str], Path]) -> DatasetRef:
+    """A profile's dataset entry, its paths resolved; only VisionQ names files of its own."""
+    if not isinstance(spec, VisionqDataset):
+        return DatasetRef(name, spec.kind, resolve(spec.root))
+    return DatasetRef(
+        name,
+        spec.kind,
+        resolve(spec.root),
+        questions=resolve(spec.questions) if spec.questions else None,
+        eligible=resolve(spec.eligible) if spec.eligible else None,
+    )
+
+
 def load_config(path: str | Path | None = None) -> Config:
     """Parse ``papermill_runs.yaml``; relative paths are resolved against its folder.
 
@@ -254,16 +268,7 @@ def load_config(path: str | Path | None = None) -> Config:
 
     profiles: dict[str, Profile] = {}
     for name, prof in spec.profiles.items():
-        datasets = {
-            key: DatasetRef(
-                key,
-                d.kind,
-                resolve(d.root),
-                questions=resolve(d.questions) if d.questions else None,
-                eligible=resolve(d.eligible) if d.eligible else None,
-            )
-            for key, d in prof.datasets.items()
-        }
+        datasets = {key: _dataset_ref(key, d, resolve) for key, d in prof.datasets.items()}
         families = dict(prof.families)
         profiles[name] = Profile(
             name=name,

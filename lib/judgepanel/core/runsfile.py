@@ -10,10 +10,11 @@ rather than a setting silently ignored. Unknown keys are refused at every level;
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.fields import FieldInfo
 
 DatasetKind = Literal[
     "eva", "para", "ratings", "ava", "aadb", "koniq", "spaq", "lapis", "vab", "visionq"
@@ -25,13 +26,97 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class DatasetSpec(_Strict):
-    """A dataset of a profile: its format and folder (relative to the runs file's folder)."""
+class _Dataset(_Strict):
+    """A dataset of a profile: its format and folder (relative to the runs file's folder).
 
-    kind: DatasetKind
+    Each kind is its own model and declares the keys its loader reads, so a key another kind
+    takes (``questions:`` under ``ava``) is refused like a typo.
+    """
+
+    kind: str
     root: str
+
+
+class EvaDataset(_Dataset):
+    """EVA: ``data/votes_filtered.csv`` and the images under ``EVA_together/``."""
+
+    kind: Literal["eva"]
+
+
+class ParaDataset(_Dataset):
+    """PARA: ``annotation/PARA-Images.csv`` and the images under ``imgs/<session>/``."""
+
+    kind: Literal["para"]
+
+
+class RatingsDataset(_Dataset):
+    """Ratings: ``dataset.yaml``, ``images.csv``, and ``ratings.csv`` or ``summary.csv``."""
+
+    kind: Literal["ratings"]
+
+
+class AvaDataset(_Dataset):
+    """AVA: ``AVA.txt``, the official test list, ``images/``."""
+
+    kind: Literal["ava"]
+
+
+class AadbDataset(_Dataset):
+    """AADB: the label list files, ``AADB_AllinAll.csv`` where present, the images."""
+
+    kind: Literal["aadb"]
+
+
+class KoniqDataset(_Dataset):
+    """KonIQ-10k: ``koniq10k_distributions_sets.csv`` and the images under ``1024x768/``."""
+
+    kind: Literal["koniq"]
+
+
+class SpaqDataset(_Dataset):
+    """SPAQ: the ``Annotations/`` workbook of MOS and attribute scores, ``TestImage/``."""
+
+    kind: Literal["spaq"]
+
+
+class LapisDataset(_Dataset):
+    """LAPIS: the individual-ratings CSV under ``annotation/``, ``images/``, ``imageset/``."""
+
+    kind: Literal["lapis"]
+
+
+class VabDataset(_Dataset):
+    """VAB: the ``data/test-*.parquet`` shards, one task a row, its images embedded."""
+
+    kind: Literal["vab"]
+
+
+class VisionqDataset(_Dataset):
+    """VisionQ: ``data/benchmark/`` (questions, data points) and the crops under ``bench/``.
+
+    ``questions`` and ``eligible`` name the question file and the eligible-id list when
+    they do not sit under ``root``.
+    """
+
+    kind: Literal["visionq"]
     questions: str | None = None
     eligible: str | None = None
+
+
+DatasetSpec = Annotated[
+    EvaDataset
+    | ParaDataset
+    | RatingsDataset
+    | AvaDataset
+    | AadbDataset
+    | KoniqDataset
+    | SpaqDataset
+    | LapisDataset
+    | VabDataset
+    | VisionqDataset,
+    Field(discriminator="kind"),
+]
+"""A dataset entry: the model of its ``kind``."""
 
 
 class LimitsSpec(_Strict):
@@ -154,42 +239,64 @@ def _line(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model whose fields apply at ``loc`` (dictionary keys on the way are skipped)."""
-    model: Any = RunsFile
-    pending: Any = None
+def _tags(ann: Any) -> dict[str, type[BaseModel]]:
+    """The members of a discriminated union by their tag; empty for any other annotation."""
+    if get_origin(ann) is not Annotated:
+        return {}
+    union, *meta = get_args(ann)
+    key = next((m.discriminator for m in meta if isinstance(m, FieldInfo)), None)
+    if not isinstance(key, str):
+        return {}
+    return {
+        tag: member
+        for member in get_args(union)
+        for tag in get_args(member.model_fields[key].annotation)
+    }
+
+
+def _resolve(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | None]:
+    """``loc`` as the file's key path, and the model whose keys its last key is among.
+
+    A discriminated union puts the member's tag into ``loc`` (``datasets.x.ava.root``); it is
+    no key of the file, so it is dropped, and it says which member's keys apply.
+    """
+    keys: list[Any] = []
+    ann: Any = RunsFile
+    owner = None
     for part in loc:
-        if pending is not None:  # a key of dict[str, Model]
-            model, pending = pending, None
+        members = _tags(ann)
+        if str(part) in members:
+            ann = members[str(part)]
             continue
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return None
-        field = model.model_fields.get(str(part))
-        if field is None:
-            return model
-        ann = field.annotation
-        if get_origin(ann) is dict:
-            pending = get_args(ann)[1]
-            model = None
+        keys.append(part)
+        owner = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+        if owner is not None:
+            field = owner.model_fields.get(str(part))
+            ann = field.annotation if field else None
+        elif get_origin(ann) in (dict, list):
+            ann = get_args(ann)[-1]
         else:
-            model = ann
-    if isinstance(model, type) and issubclass(model, BaseModel):
-        return model
-    return None
+            ann = None
+    return tuple(keys), owner
 
 
-def _message(err: dict[str, Any]) -> str:
-    loc = tuple(err["loc"])
+def _problem(err: dict[str, Any]) -> tuple[tuple[Any, ...], str]:
+    """Where in the file an error of the schema lies (its key path), and what is wrong."""
+    loc, owner = _resolve(tuple(err["loc"]))
+    kinds = ", ".join(get_args(DatasetKind))
     if err["type"] == "extra_forbidden":
-        model = _model_at(loc[:-1])
-        allowed = ", ".join(model.model_fields) if model else "none"
-        return f"unknown key {loc[-1]!r}; the keys here are: {allowed}"
+        allowed = ", ".join(owner.model_fields) if owner else "none"
+        if owner is not None and issubclass(owner, _Dataset):
+            kind = get_args(owner.model_fields["kind"].annotation)[0]
+            return loc, f"unknown key {loc[-1]!r}; the keys of kind {kind!r} are: {allowed}"
+        return loc, f"unknown key {loc[-1]!r}; the keys here are: {allowed}"
     if err["type"] == "missing":
-        return f"missing key {loc[-1]!r}"
-    if err["type"] == "literal_error" and "kind" in loc:
-        known = ", ".join(get_args(DatasetKind))
-        return f"unknown dataset kind {err['input']!r}; known kinds: {known}"
-    return str(err["msg"]).removeprefix("Value error, ")
+        return loc[:-1], f"missing key {loc[-1]!r}"
+    if err["type"] == "union_tag_invalid":
+        return (*loc, "kind"), f"unknown dataset kind {err['ctx']['tag']!r}; known kinds: {kinds}"
+    if err["type"] == "union_tag_not_found":
+        return loc, f"missing key 'kind'; known kinds: {kinds}"
+    return loc, str(err["msg"]).removeprefix("Value error, ")
 
 
 def _cross_references(spec: RunsFile) -> list[tuple[tuple[Any, ...], str]]:
@@ -225,13 +332,7 @@ def validate_runs_file(raw: Any, path: Path, text: str) -> RunsFile:
         problems = _cross_references(spec)
     except ValidationError as exc:
         spec = None
-        problems = [
-            (
-                tuple(err["loc"])[:-1] if err["type"] == "missing" else tuple(err["loc"]),
-                _message(err),
-            )
-            for err in exc.errors()
-        ]
+        problems = [_problem(err) for err in exc.errors()]
     if not problems:
         assert spec is not None
         return spec
