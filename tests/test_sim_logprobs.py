@@ -152,3 +152,20 @@ def test_every_family_has_a_proper_distribution_at_study_temperature(urls):
         assert sorted(probs) == list(range(1, 11))
         assert sum(probs.values()) == pytest.approx(1.0, abs=1e-12)
         assert all(0.0 <= p <= 1.0 for p in probs.values())
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(1, 10), (0, 9), (1, 5), (0, 100)])
+def test_the_whole_grid_equals_the_node_by_node_reference_bit_for_bit(lo, hi):
+    """The marginal's log-softmax over the whole grid at once gives the bits that each
+    impression's own `score_logits` gives, so logprobs never depend on the fast path."""
+    rng = np.random.default_rng(lo * 1000 + hi)
+    x, _ = marginal._grid()
+    for family in FAMILIES.values():
+        for _ in range(8):
+            z0, sd = float(rng.normal(0, 1.5)), float(abs(rng.normal(0.5, 0.4))) + 1e-3
+            temperature = float(rng.choice([0.1, 0.3, 1.0, 1.3]))
+            ref = marginal.node_log_softmax(family, z0, sd, lo, hi, temperature)
+            fast = marginal._log_softmax_rows(
+                family.score_logits_grid(z0 + sd * x, lo, hi), temperature
+            )
+            assert np.array_equal(ref.view(np.int64), fast.view(np.int64))

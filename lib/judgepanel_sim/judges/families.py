@@ -476,6 +476,29 @@ class Family:
             logits.append(logit)
         return logits
 
+    def score_logits_grid(self, z: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """`score_logits` for every impression of ``z`` at once: one row per impression.
+
+        The same operations in the same order on each element (IEEE arithmetic and
+        `judgepanel_sim.portable` functions, which give the same bits on arrays as on
+        floats), so every row equals ``score_logits`` of its impression bit for bit.
+        """
+        sc = self.scale
+        raw = sc.centre + sc.spread * np.asarray(z, dtype=np.float64)
+        canon = 1.0 + 9.0 / (1.0 + P.exp(-(raw - 5.5) / 2.4))
+        unit, inv_two_var, pulls = _scale_terms(sc, lo, hi)
+        target = lo + (canon - 1.0) * unit
+        out = np.empty((target.size, hi - lo + 1))
+        for j, (k, terms) in enumerate(zip(range(lo, hi + 1), pulls, strict=True)):
+            # Python's float power, as score_logits squares: libm's pow, which is not
+            # always the product d * d in its last bit
+            square = np.fromiter((d**2 for d in (k - target).tolist()), np.float64, target.size)
+            logit = -square * inv_two_var
+            for term in terms:
+                logit = logit + term
+            out[:, j] = logit
+        return out
+
     def to_scale(
         self,
         z: float,

@@ -86,6 +86,17 @@ def _log_softmax(logits: list[float], temperature: float) -> np.ndarray:
     return a - P.log_scalar(P.sum_in_order(P.exp(a)))
 
 
+def _log_softmax_rows(logits: np.ndarray, temperature: float) -> np.ndarray:
+    """`_log_softmax` of every row at once, bit for bit: each row's exponentials are
+    added left to right, as `judgepanel_sim.portable.sum_in_order` adds them."""
+    a = (logits - logits.max(axis=1, keepdims=True)) / temperature
+    e = P.exp(a)
+    total = np.zeros(len(a))
+    for j in range(a.shape[1]):
+        total = total + e[:, j]
+    return a - P.log(total)[:, None]
+
+
 def score_marginal(
     family: Family,
     features: Mapping[str, float],
@@ -131,8 +142,23 @@ def _marginal(
         best = logits.index(max(logits))
         return ScoreMarginal(lo, tuple(0.0 if i == best else -math.inf for i in range(len(logits))))
     x, log_w = _grid(nodes)
+    logits = family.score_logits_grid(z0 + sd * x, lo, hi)  # (node, score)
+    return _integrate(_log_softmax_rows(logits, temperature), log_w, lo)
+
+
+def node_log_softmax(
+    family: Family, z0: float, sd: float, lo: int, hi: int, temperature: float, nodes: int = NODES
+) -> np.ndarray:
+    """The (node, score) log-softmax node by node, as `Family.to_scale` sees each impression:
+    the reference the whole-grid path of `_marginal` is tested and benchmarked against."""
+    x, _ = _grid(nodes)
     rows = [_log_softmax(family.score_logits(z0 + sd * float(v), lo, hi), temperature) for v in x]
-    terms = np.stack(rows) + log_w[:, None]  # (node, score): log weight + log p
+    return np.stack(rows)
+
+
+def _integrate(log_p: np.ndarray, log_w: np.ndarray, lo: int) -> ScoreMarginal:
+    """The trapezoid sum of the grid's probabilities in log space, node by node in order."""
+    terms = log_p + log_w[:, None]  # (node, score): log weight + log p
     top = terms.max(axis=0)
-    mass = P.matvec(P.exp(terms - top).T, np.ones(nodes))  # per score, node by node in order
+    mass = P.matvec(P.exp(terms - top).T, np.ones(len(terms)))  # per score, node by node
     return ScoreMarginal(lo, tuple(float(v) for v in top + P.log(mass)))
