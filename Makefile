@@ -34,6 +34,9 @@ CORES ?= $(shell nproc 2>/dev/null || echo 1)
 # of the report sets them to time each step; empty means none).
 WORLDS ?= eva,para,ava,vab,visionq
 COMPARATORS ?= eva para
+# RUNS_FILE=F: the runs file `report` reads (default: papermill_runs.yaml); the benchmark
+# of the report gives it one commit's runs to time another commit on the same runs.
+RUNS_FILE ?=
 
 .PHONY: setup report test bench lint data calibrate interop clean distclean verify-quick \
 	verify-full lab
@@ -64,7 +67,8 @@ data: setup
 	done; for p in "$${pids[@]}"; do wait $$p || exit 1; done
 
 report: data
-	$(JP) report --profile $(PROFILE) --start-sim --score $(QUICK_FLAG) $(if $(JOBS),--jobs $(JOBS))
+	$(JP) report --profile $(PROFILE) --start-sim --score $(QUICK_FLAG) $(if $(JOBS),--jobs $(JOBS)) \
+	  $(if $(RUNS_FILE),--runs-file $(RUNS_FILE))
 
 # JupyterLab on the demo: the data and the scored store are made first when missing (the
 # store by `make report`, once). It prints the URL; Ctrl-C stops it, with no question asked.

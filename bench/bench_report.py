@@ -15,10 +15,14 @@ cores (3 minutes with --quick).
 ``--against REV`` measures that commit first and then ``--commit``, one after the other in
 this run on this machine, and prints both breakdowns side by side with the ratio of their
 times (batch mode's target: at most 0.6 of the report before it).
+``--same-runs`` (with ``--against``) times ``--commit`` on the earlier commit's runs and
+data: its runs file is the commit's own with the ``runs`` section of the earlier one, and
+its worlds and comparator imports are the earlier commit's defaults, so the two reports
+do the same work and the ratio measures the code, not the runs added since.
 ``--keep-outputs DIR`` keeps the measured commit's outputs (to record a reference).
 
 Usage: python bench/bench_report.py [--quick] [--jobs N] [--commit REV] [--before FILE]
-       [--against REV] [--keep-outputs DIR]
+       [--against REV [--same-runs]] [--keep-outputs DIR]
 """
 
 from __future__ import annotations
@@ -52,6 +56,25 @@ def make_default(makefile: str, name: str) -> str:
     if match is None:
         raise ValueError(f"the Makefile sets no default for {name}")
     return match.group(1).strip()
+
+
+BENCH_RUNS = "bench_runs.yaml"
+
+
+def same_runs_file(work: Path, earlier: str) -> Path:
+    """A runs file for the clone in ``work``: its own, with the ``runs`` of ``earlier``.
+
+    Profiles, scoring designs and prices stay the clone's own (the code reads them); the
+    runs, their datasets, notebooks and parameters become the earlier commit's.
+    """
+    import yaml
+
+    own = yaml.safe_load((work / "papermill_runs.yaml").read_text(encoding="utf-8"))
+    theirs = yaml.safe_load(git("show", f"{earlier}:papermill_runs.yaml"))
+    own["runs"] = theirs["runs"]
+    path = work / BENCH_RUNS
+    path.write_text(yaml.safe_dump(own, sort_keys=False), encoding="utf-8")
+    return path
 
 
 def clone(commit: str, dest: Path) -> None:
@@ -125,9 +148,15 @@ def report_steps(outputs: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return phases, timings
 
 
-def measure(commit: str, quick: bool, jobs: int | None, keep: Path | None = None) -> dict[str, Any]:
+def measure(
+    commit: str,
+    quick: bool,
+    jobs: int | None,
+    keep: Path | None = None,
+    runs_of: str | None = None,
+) -> dict[str, Any]:
     """Clone ``commit`` and time every step of its `make report` (``keep``: copy its
-    outputs there)."""
+    outputs there; ``runs_of``: the commit whose runs and data it does instead of its own)."""
     make_vars = (["QUICK=1"] if quick else []) + ([f"JOBS={jobs}"] if jobs else [])
     with tempfile.TemporaryDirectory(prefix="report-bench-") as tmp:
         work = Path(tmp) / "checkout"
@@ -136,15 +165,21 @@ def measure(commit: str, quick: bool, jobs: int | None, keep: Path | None = None
         makefile = (work / "Makefile").read_text()
         stepwise = "WORLDS ?=" in makefile
         started = time.monotonic()
+        if runs_of is not None and "RUNS_FILE ?=" not in makefile:
+            raise SystemExit(f"--same-runs: the Makefile of {commit[:7]} takes no RUNS_FILE")
         if stepwise:
             # the worlds, then the comparator imports, each as `make data` runs it (side by
             # side where the Makefile does so)
-            worlds = make_default(makefile, "WORLDS")
-            comparators = make_default(makefile, "COMPARATORS")
+            data_makefile = makefile if runs_of is None else git("show", f"{runs_of}:Makefile")
+            worlds = make_default(data_makefile, "WORLDS")
+            comparators = make_default(data_makefile, "COMPARATORS")
+            report_vars = ["WORLDS=", "COMPARATORS="]
+            if runs_of is not None:
+                report_vars.append(f"RUNS_FILE={same_runs_file(work, runs_of).name}")
             plan = [
                 ("data", "worlds", [f"WORLDS={worlds}", "COMPARATORS="]),
                 ("data", "comparators", ["WORLDS=", f"COMPARATORS={comparators}"]),
-                ("report", "make report", ["WORLDS=", "COMPARATORS="]),
+                ("report", "make report", report_vars),
             ]
         else:  # an older Makefile: its data steps cannot be run one by one
             plan = [("report", "make report (with data)", [])]
@@ -162,6 +197,7 @@ def measure(commit: str, quick: bool, jobs: int | None, keep: Path | None = None
     notebooks = [p for p in inner if p["phase"] == "notebook"]
     return {
         "commit": git("rev-parse", "--short", commit),
+        "runs_of": git("rev-parse", "--short", runs_of) if runs_of else None,
         "quick": quick,
         "jobs": timings.get("jobs"),
         "seconds": round(total, 1),
@@ -220,8 +256,15 @@ def main() -> int:
     parser.add_argument(
         "--against", help="measure this commit first, in the same run, and compare (ratio)"
     )
+    parser.add_argument(
+        "--same-runs",
+        action="store_true",
+        help="time --commit on the runs and data of --against (the same work)",
+    )
     parser.add_argument("--keep-outputs", type=Path, help="keep the measured report's outputs")
     args = parser.parse_args()
+    if args.same_runs and not args.against:
+        parser.error("--same-runs needs --against REV")
     before = json.loads(args.before.read_text()) if args.before else None
 
     # Bring the shared environment up to date here first: if the clone's `make` found the
@@ -230,7 +273,10 @@ def main() -> int:
     subprocess.run(["make", "setup"], cwd=ROOT, check=True, capture_output=True)
     if args.against:
         before = measure(git("rev-parse", args.against), args.quick, args.jobs)
-    result = measure(git("rev-parse", args.commit), args.quick, args.jobs, args.keep_outputs)
+    runs_of = git("rev-parse", args.against) if args.same_runs else None
+    result = measure(
+        git("rev-parse", args.commit), args.quick, args.jobs, args.keep_outputs, runs_of
+    )
     out = args.out or RESULTS / ("report-quick.json" if args.quick else "report.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
