@@ -122,6 +122,35 @@ def test_batch_and_online_store_the_same_answers_and_spend_equals_the_ledger(
     assert {c.state for c in chunks} == {"done"} and len(chunks) == 2  # one per model
 
 
+@pytest.mark.timeout(240)
+def test_batch_workers_answer_and_bill_as_the_server_itself(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines answered in worker processes: the same stored answers, the same bills line by
+    line, and the same failed and expired lines, as answering in the server's process."""
+    stored, billed = {}, {}
+    for workers in (0, 2):
+        ledger = tmp_path / f"ledger-{workers}.jsonl"
+        store = tmp_path / f"store-{workers}.sqlite"
+        rf = runs_file(tmp_path, world, store)
+        with start_sim_server(
+            ledger=ledger, batch_workers=workers, batch_fail_share=0.2, batch_expire_after=10
+        ) as server:
+            assert score(monkeypatch, server.base_url, rf, "--batch") == 0
+        stored[workers] = answers(store)
+        with Store(store, readonly=True) as s:
+            chunks = BatchBook(s).chunks(open_only=False)
+        assert {c.status for c in chunks} >= {"expired"}  # the expiry cut some batches
+        # a bill's batch id is drawn at random; the rest of it is the line's
+        billed[workers] = sorted(
+            json.dumps({k: v for k, v in x.items() if k != "batch"}, sort_keys=True)
+            for x in ledger_lines(ledger)
+        )
+    assert (stored[0]["attempts"] > 1).any()  # failed lines were asked again
+    pd.testing.assert_frame_equal(stored[0], stored[2])
+    assert billed[0] == billed[2] and len(billed[0]) == int(stored[0]["billed"].sum())
+
+
 def _score(rf: Path, base_url: str, *extra: str, crash: str = "") -> subprocess.CompletedProcess:
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sim-local"}
     env.pop(CRASH_ENV, None)

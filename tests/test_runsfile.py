@@ -35,7 +35,11 @@ def _error(path: Path) -> str:
 
 def test_the_project_runs_file_is_valid():
     config = load_config()
-    assert "demo-eva" in config.runs and config.run("demo-headroom").datasets == ("eva", "para", "ava")
+    assert "demo-eva" in config.runs and config.run("demo-headroom").datasets == (
+        "eva",
+        "para",
+        "ava",
+    )
 
 
 def test_schema_kinds_are_the_loaders_kinds():

@@ -100,6 +100,12 @@ def build_parser(prog: str = "python -m judgepanel_sim") -> argparse.ArgumentPar
         help="a batch expires after answering this many lines (0: never)",
     )
     batch.add_argument("--batch-invalid", action="store_true", help="every batch fails validation")
+    batch.add_argument(
+        "--batch-workers",
+        type=int,
+        default=0,
+        help="processes that answer batch lines (0: the server's own); same answers either way",
+    )
     return parser
 
 
@@ -146,4 +152,5 @@ def main(argv: list[str] | None = None, prog: str = "python -m judgepanel_sim") 
         batch_fail_share=args.batch_fail_share,
         batch_expire_after=args.batch_expire_after,
         batch_invalid=args.batch_invalid,
+        batch_workers=args.batch_workers,
     )

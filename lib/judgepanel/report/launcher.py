@@ -69,6 +69,7 @@ def start_sim_server(
     batch_fail_share: float = 0.0,
     batch_expire_after: int = 0,
     batch_invalid: bool = False,
+    batch_workers: int = 0,
 ) -> SimProcess:
     """Start the simulated judge server (``python -m judgepanel_sim serve``) on a free port
     (or on ``port``, to restart a server where its clients expect it).
@@ -77,7 +78,8 @@ def start_sim_server(
     key, and a file counting every billed answer. ``rpm``, ``tpm``, ``burst_seconds``,
     ``count_refused``, ``cache_window``, ``report_cost`` and ``prices`` make it behave like
     a provider (rate limits, prompt caching, cost in usage), and the ``batch_*`` options
-    its batch API (a delay, failed lines, expiry, rejected files); each is off by default
+    its batch API (a delay, failed lines, expiry, rejected files; ``batch_workers``: processes
+    answering batch lines); each is off by default
     and forwarded only when set. Returns once it accepts connections.
     """
     workdir = Path(tempfile.mkdtemp(prefix="judgepanel-sim-", dir=log_dir))
@@ -115,6 +117,7 @@ def start_sim_server(
         *(["--batch-fail-share", str(batch_fail_share)] if batch_fail_share else []),
         *(["--batch-expire-after", str(batch_expire_after)] if batch_expire_after else []),
         *(["--batch-invalid"] if batch_invalid else []),
+        *(["--batch-workers", str(batch_workers)] if batch_workers else []),
     ]
     log = log_path.open("wb")
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}

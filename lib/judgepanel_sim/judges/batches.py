@@ -21,7 +21,7 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -40,8 +40,10 @@ LINES_PER_SLICE = 8
 """Lines answered between yields to the event loop, so that polls stay quick."""
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 
-LineAnswer = Callable[[dict[str, Any], str, str, int], tuple[int, dict[str, Any]]]
-"""``answer(body, custom_id, batch_id, ordinal) -> (status_code, response body)``."""
+LinesAnswer = Callable[
+    [Sequence[tuple[str, dict[str, Any]]], str], Awaitable[list[tuple[int, dict[str, Any]]]]
+]
+"""``await answer([(custom_id, body), ...], batch_id) -> [(status_code, response body), ...]``."""
 
 
 @dataclass(frozen=True)
@@ -183,13 +185,33 @@ def _list_page(items: list[dict[str, Any]], query: dict[str, list[str]]) -> dict
     }
 
 
+_SIMULATED_FAILURE = ApiError(
+    500,
+    "The server had an error while processing this request (simulated).",
+    type="server_error",
+    code="internal_error",
+).body()
+
+
 class BatchDesk:
     """The files and batches of one server, and the tasks that answer batches."""
 
-    def __init__(self, answer: LineAnswer, behaviour: BatchBehaviour, seed: int = 0) -> None:
+    def __init__(
+        self,
+        answer: LinesAnswer,
+        behaviour: BatchBehaviour,
+        seed: int = 0,
+        *,
+        slice_lines: int = LINES_PER_SLICE,
+        slices_at_once: int = 1,
+    ) -> None:
+        """``answer`` takes ``slice_lines`` lines at a time, ``slices_at_once`` slices of
+        a batch in flight (more than one where worker processes answer them)."""
         self.answer = answer
         self.behaviour = behaviour
         self.seed = seed
+        self.slice_lines = slice_lines
+        self.slices_at_once = slices_at_once
         self.files: dict[str, SimFile] = {}
         self.batches: dict[str, SimBatch] = {}
         self._tasks: set[asyncio.Task] = set()
@@ -398,28 +420,30 @@ class BatchDesk:
         if not batch.cancel:
             batch.status = "in_progress"
             batch.stamps["in_progress"] = int(time.time())
-            while done < len(lines):
-                if batch.cancel or (behaviour.expire_after and done >= behaviour.expire_after):
-                    break
-                cid, body = lines[done]
-                if _uniform("batch-fail", self.seed, batch.ordinal, cid) < behaviour.fail_share:
-                    status, out = (
-                        500,
-                        ApiError(
-                            500,
-                            "The server had an error while processing this request (simulated).",
-                            type="server_error",
-                            code="internal_error",
-                        ).body(),
-                    )
-                else:
-                    status, out = self.answer(body, cid, batch.id, batch.ordinal)
-                (output if status == 200 else errors).append(_line_out(cid, status, out))
-                batch.completed += status == 200
-                batch.failed += status != 200
-                done += 1
-                if done % LINES_PER_SLICE == 0:
-                    await asyncio.sleep(0)  # let polls and online requests in
+            # lines answered before the batch expires (all when it does not)
+            limit = min(len(lines), behaviour.expire_after or len(lines))
+            window = self.slice_lines * self.slices_at_once
+            while done < limit and not batch.cancel:
+                # a window of slices in flight at once, answered in order; a cancel is seen
+                # between windows (between slices without worker processes)
+                chunk = lines[done : min(done + window, limit)]
+                failing = [
+                    _uniform("batch-fail", self.seed, batch.ordinal, cid) < behaviour.fail_share
+                    for cid, _ in chunk
+                ]
+                asked = [line for line, fails in zip(chunk, failing, strict=True) if not fails]
+                slices = [
+                    asked[i : i + self.slice_lines] for i in range(0, len(asked), self.slice_lines)
+                ]
+                parts = await asyncio.gather(*(self.answer(part, batch.id) for part in slices))
+                answers = iter([answer for part in parts for answer in part])
+                for (cid, _), fails in zip(chunk, failing, strict=True):
+                    status, out = (500, _SIMULATED_FAILURE) if fails else next(answers)
+                    (output if status == 200 else errors).append(_line_out(cid, status, out))
+                    batch.completed += status == 200
+                    batch.failed += status != 200
+                done += len(chunk)
+                await asyncio.sleep(0)  # let polls and online requests in
         if done < len(lines):
             cancelled = batch.cancel
             error = {

@@ -48,7 +48,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,10 +57,16 @@ import numpy as np
 import uvloop
 
 from judgepanel_sim.judges import responses, sse
-from judgepanel_sim.judges.batches import MAX_FILE_BYTES, BatchBehaviour, BatchDesk
+from judgepanel_sim.judges.batches import (
+    LINES_PER_SLICE,
+    MAX_FILE_BYTES,
+    BatchBehaviour,
+    BatchDesk,
+)
 from judgepanel_sim.judges.caching import PromptCache
 from judgepanel_sim.judges.families import Family, family_for_model
 from judgepanel_sim.judges.handlers import SimRequest, find_handler
+from judgepanel_sim.judges.lineworkers import LineWorkers
 from judgepanel_sim.judges.logprobs import answer_logprobs
 from judgepanel_sim.judges.marginal import ScoreMarginal
 from judgepanel_sim.judges.pricing import (
@@ -93,6 +99,11 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 log = logging.getLogger("judgepanel_sim.judges")
+
+LineResult = tuple[int, dict[str, Any], tuple[Any, ...] | None]
+"""A batch line's status code, response body and bill (``_bill``'s arguments, or None)."""
+WORKER_SLICE_FACTOR = 8
+"""Worker processes take this many slices' lines at a time (fewer round trips)."""
 
 TPM_DEFAULT_COMPLETION = 256
 """Completion tokens per choice a request without ``max_tokens`` is charged against the
@@ -131,6 +142,8 @@ class SimConfig:
         batch_fail_share: share of batch lines answered with a 500.
         batch_expire_after: a batch expires after answering this many lines (0: never).
         batch_invalid: every batch fails validation.
+        batch_workers: processes that answer batch lines (0: the server's own process);
+            the answers and the ledger are the same either way.
     """
 
     seed: int = 0
@@ -154,6 +167,7 @@ class SimConfig:
     batch_fail_share: float = 0.0
     batch_expire_after: int = 0
     batch_invalid: bool = False
+    batch_workers: int = 0
 
     def batch_behaviour(self) -> BatchBehaviour:
         return BatchBehaviour(
@@ -170,7 +184,7 @@ class SimConfig:
             raise ValueError("error_rate + timeout_rate must not exceed 1")
         if self.latency_ms < 0:
             raise ValueError(f"latency_ms must be >= 0, got {self.latency_ms}")
-        for name in ("rpm", "tpm", "cache_window"):
+        for name in ("rpm", "tpm", "cache_window", "batch_workers"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if not self.burst_s > 0:
@@ -288,13 +302,25 @@ class SimApp:
         self.cache = PromptCache(config.cache_window) if config.cache_window else None
         self.prices: PriceTable = DEFAULT_PRICES if config.prices is None else config.prices
         self.fingerprint = f"fp_sim_{config.seed & 0xFFFFFFFF:08x}"
-        self.desk = BatchDesk(self._answer_line, config.batch_behaviour(), config.seed)
+        self.workers = LineWorkers(config, config.batch_workers) if config.batch_workers else None
+        self.desk = BatchDesk(
+            self._answer_lines,
+            config.batch_behaviour(),
+            config.seed,
+            slice_lines=LINES_PER_SLICE * (WORKER_SLICE_FACTOR if self.workers else 1),
+            slices_at_once=2 * config.batch_workers if self.workers else 1,
+        )
         self._batch_lines = 0  # lines answered in batches; drives their unseeded sampling
         self._ledger_fd = (
             os.open(config.ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             if config.ledger is not None
             else None
         )
+
+    def close(self) -> None:
+        """Stop the batch workers, if any (the server's files and batches go with it)."""
+        if self.workers is not None:
+            self.workers.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -486,42 +512,49 @@ class SimApp:
             return
         await self._send_json(send, status, out)
 
-    def _answer_line(
-        self, body: dict[str, Any], custom_id: str, batch_id: str, ordinal: int
-    ) -> tuple[int, dict[str, Any]]:
-        """One batch line answered as the online path answers its request, billed at the
-        batch price; an unanswerable line gets the error the online path would send."""
+    async def _answer_lines(
+        self, lines: Sequence[tuple[str, dict[str, Any]]], batch_id: str
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """Batch lines ``(custom_id, body)`` answered as the online path answers their
+        requests and billed at the batch price, in order (in the worker processes when the
+        server has them); an unanswerable line gets the error the online path would send."""
+        first = self._batch_lines
+        self._batch_lines += len(lines)
+        items = [(body, -(first + i + 1)) for i, (_, body) in enumerate(lines)]
+        if self.workers is None:
+            results = [self.line_answer(body, counter) for body, counter in items]
+        else:
+            results = await self.workers.answer(items)
+        out = []
+        for (custom_id, _), (status, response, bill) in zip(lines, results, strict=True):
+            if bill is not None:
+                self._bill(*bill, batch=(batch_id, custom_id))
+            out.append((status, response))
+        return out
+
+    def line_answer(self, body: dict[str, Any], counter: int) -> LineResult:
+        """One batch line's status, response body and bill (the arguments of ``_bill``;
+        None for an error), given the counter the server assigned it; bills nothing."""
         cfg = self.config
-        self._batch_lines += 1
         malformed = (
-            _uniforms(cfg.seed, -self._batch_lines, 1)[0] < cfg.malformed_rate
-            if cfg.malformed_rate
-            else False
+            _uniforms(cfg.seed, counter, 1)[0] < cfg.malformed_rate if cfg.malformed_rate else False
         )
         try:
             chat = parse_chat(body)
-            answers = self._answers(chat, -self._batch_lines, malformed, "")
+            answers = self._answers(chat, counter, malformed, "")
         except ApiError as err:
-            return err.status, err.body()
+            return err.status, err.body(), None
         prompt_tokens = chat.prompt_tokens()
         completion_tokens = sum(a.completion_tokens for a in answers)
         dollars = batch_cost(self.prices, chat.model, prompt_tokens, 0, completion_tokens)
-        self._bill(
-            chat.model,
-            chat.seed,
-            prompt_tokens,
-            completion_tokens,
-            0,
-            dollars,
-            len(answers),
-            batch=(batch_id, custom_id),
-        )
+        bill = (chat.model, chat.seed, prompt_tokens, completion_tokens, 0, dollars, len(answers))
         extra: dict[str, Any] = {}
         if self.cache is not None:  # batch lines are not served from the prompt cache
             extra["prompt_tokens_details"] = {"cached_tokens": 0}
         if cfg.report_cost:
             extra["cost"] = dollars
-        return 200, completion_body(chat.model, answers, prompt_tokens, self.fingerprint, extra)
+        body_out = completion_body(chat.model, answers, prompt_tokens, self.fingerprint, extra)
+        return 200, body_out, bill
 
     @staticmethod
     def _parse(raw: bytes, responses_api: bool) -> ParsedChat:
@@ -777,15 +810,18 @@ async def serve(config: SimConfig, host: str, port: int, port_file: Path | None)
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
     server = _make_server(config, sock)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        if task.done():
-            await task  # startup failed: surface the error
-            return
-        await asyncio.sleep(0.01)
-    if port_file is not None:
-        _write_port(port_file, bound)
-    await task
+    try:
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            if task.done():
+                await task  # startup failed: surface the error
+                return
+            await asyncio.sleep(0.01)
+        if port_file is not None:
+            _write_port(port_file, bound)
+        await task
+    finally:
+        server.config.app.close()
 
 
 def serve_command(
@@ -811,6 +847,7 @@ def serve_command(
     batch_fail_share: float = 0.0,
     batch_expire_after: int = 0,
     batch_invalid: bool = False,
+    batch_workers: int = 0,
 ) -> int:
     """``judgepanel sim-server``: run the simulated judge server in the foreground.
 
@@ -836,6 +873,7 @@ def serve_command(
             batch_fail_share=batch_fail_share,
             batch_expire_after=batch_expire_after,
             batch_invalid=batch_invalid,
+            batch_workers=batch_workers,
         )
     except ValueError as exc:
         print(f"judgepanel sim-server: {exc}", file=sys.stderr)

@@ -1,0 +1,54 @@
+"""Batch lines answered in worker processes, so a batch uses more than the server's core.
+
+A batch line's answer is a function of its body, the server's seed and prices, and the
+counter the server assigns it (read only for an unseeded request or a malformed draw).
+The server assigns the counters in line order and bills every answer itself, in line
+order, so answers and ledger are those of answering in the server's own process; each
+worker only parses, judges and prices. Workers are spawned (no copy of the running event
+loop) and each builds the server's answerer once from its configuration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from multiprocessing import get_context
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judgepanel_sim.judges.server import LineResult, SimConfig
+
+_APP: Any = None  # the worker's answerer (a SimApp without ledger), built by _start
+
+
+def _start(config: SimConfig) -> None:
+    global _APP
+    from judgepanel_sim.judges.server import SimApp
+
+    _APP = SimApp(replace(config, ledger=None, batch_workers=0))
+
+
+def _answer(items: Sequence[tuple[dict[str, Any], int]]) -> list[LineResult]:
+    return [_APP.line_answer(body, counter) for body, counter in items]
+
+
+class LineWorkers:
+    """A pool of ``n`` processes answering batch lines for the server of ``config``."""
+
+    def __init__(self, config: SimConfig, n: int) -> None:
+        if n < 1:
+            raise ValueError(f"batch workers must be >= 1, got {n}")
+        self.n = n
+        self._pool = ProcessPoolExecutor(
+            max_workers=n, mp_context=get_context("spawn"), initializer=_start, initargs=(config,)
+        )
+
+    async def answer(self, items: Sequence[tuple[dict[str, Any], int]]) -> list[LineResult]:
+        """``(status, response body, bill)`` of each ``(body, counter)``, in order."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, _answer, list(items))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
