@@ -395,9 +395,7 @@ def run_report(request: ReportRequest) -> int:
                 # which of several repetitions in flight at once pays for the uncached
                 # prompt depends on timing, and tables that read some rows' costs would
                 # then differ between runs (00 measures the cache on its own servers)
-                # batch lines are answered in a worker process per usable core (the
-                # answers are those of the server's own process, line for line)
-                server = start_sim_server(report_cost=True, batch_workers=usable_cores())
+                server = start_sim_server(report_cost=True)
             os.environ["OPENAI_BASE_URL"] = server.base_url
             # The simulator accepts any bearer token: a real key in the environment is
             # replaced (and restored below), so it is not sent to it or to the kernels.
