@@ -11,23 +11,21 @@ loop) and each builds the server's answerer once from its configuration.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
 from multiprocessing import get_context
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from judgepanel_sim.judges.server import LineResult, SimConfig
+LineResult = tuple[int, dict[str, Any], tuple[Any, ...] | None]
+"""A batch line's status code, response body and bill (the server's ``_bill`` arguments,
+or None for an error)."""
 
-_APP: Any = None  # the worker's answerer (a SimApp without ledger), built by _start
+_APP: Any = None  # the worker's answerer, built once by _start
 
 
-def _start(config: SimConfig) -> None:
+def _start(build: Callable[[Any], Any], config: Any) -> None:
     global _APP
-    from judgepanel_sim.judges.server import SimApp
-
-    _APP = SimApp(replace(config, ledger=None, batch_workers=0))
+    _APP = build(config)
 
 
 def _answer(items: Sequence[tuple[dict[str, Any], int]]) -> list[LineResult]:
@@ -35,14 +33,19 @@ def _answer(items: Sequence[tuple[dict[str, Any], int]]) -> list[LineResult]:
 
 
 class LineWorkers:
-    """A pool of ``n`` processes answering batch lines for the server of ``config``."""
+    """A pool of ``n`` processes, each answering batch lines with ``build(config)`` (the
+    server's class and a configuration without ledger or workers: both are pickled by
+    reference, so this module needs no import of the server)."""
 
-    def __init__(self, config: SimConfig, n: int) -> None:
+    def __init__(self, build: Callable[[Any], Any], config: Any, n: int) -> None:
         if n < 1:
             raise ValueError(f"batch workers must be >= 1, got {n}")
         self.n = n
         self._pool = ProcessPoolExecutor(
-            max_workers=n, mp_context=get_context("spawn"), initializer=_start, initargs=(config,)
+            max_workers=n,
+            mp_context=get_context("spawn"),
+            initializer=_start,
+            initargs=(build, config),
         )
 
     async def answer(self, items: Sequence[tuple[dict[str, Any], int]]) -> list[LineResult]:

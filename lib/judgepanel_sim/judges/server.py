@@ -49,7 +49,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,7 @@ from judgepanel_sim.judges.batches import (
 from judgepanel_sim.judges.caching import PromptCache
 from judgepanel_sim.judges.families import Family, family_for_model
 from judgepanel_sim.judges.handlers import SimRequest, find_handler
-from judgepanel_sim.judges.lineworkers import LineWorkers
+from judgepanel_sim.judges.lineworkers import LineResult, LineWorkers
 from judgepanel_sim.judges.logprobs import answer_logprobs
 from judgepanel_sim.judges.marginal import ScoreMarginal
 from judgepanel_sim.judges.pricing import (
@@ -100,8 +100,6 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 log = logging.getLogger("judgepanel_sim.judges")
 
-LineResult = tuple[int, dict[str, Any], tuple[Any, ...] | None]
-"""A batch line's status code, response body and bill (``_bill``'s arguments, or None)."""
 WORKER_SLICE_FACTOR = 8
 """Worker processes take this many slices' lines at a time (fewer round trips)."""
 
@@ -302,7 +300,11 @@ class SimApp:
         self.cache = PromptCache(config.cache_window) if config.cache_window else None
         self.prices: PriceTable = DEFAULT_PRICES if config.prices is None else config.prices
         self.fingerprint = f"fp_sim_{config.seed & 0xFFFFFFFF:08x}"
-        self.workers = LineWorkers(config, config.batch_workers) if config.batch_workers else None
+        self.workers = (
+            LineWorkers(SimApp, replace(config, ledger=None, batch_workers=0), config.batch_workers)
+            if config.batch_workers
+            else None
+        )
         self.desk = BatchDesk(
             self._answer_lines,
             config.batch_behaviour(),
