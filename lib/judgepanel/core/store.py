@@ -42,6 +42,7 @@ import os
 import re
 import sqlite3
 import struct
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -489,7 +490,7 @@ class Store:
             # (its own event loop); the store is still used by one thread at a time.
             self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
             try:
-                self._create()
+                self._create_when_free()
             except sqlite3.DatabaseError as exc:
                 self._conn.close()
                 raise StoreError(f"{self.path}: not a judgepanel store ({exc})") from None
@@ -510,6 +511,20 @@ class Store:
             # SQLite's included.
             # It is opened for writing because a write lock needs it; nothing is written.
             self._lock_fd = os.open(self.path, os.O_RDWR)
+
+    def _create_when_free(self, wait_s: float = 30.0) -> None:
+        """:meth:`_create`, again while another process holds the file: SQLite answers a
+        switch to WAL "database is locked" at once, without its busy timeout, when two
+        processes open a new store together (two scoring lanes at the start of a report)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self._create()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _create(self) -> None:
         """Set WAL mode and create the tables, unless the file holds some other database."""
