@@ -412,10 +412,16 @@ def test_cost_in_usage_and_the_ledger_agree(sim_server_factory, images, tmp_path
         "completion_tokens",
         "cached_tokens",
         "cost",
+        "uncached_cost",
         "choices",
     }
     assert sum(x["cost"] for x in lines) == pytest.approx(sum(costs), rel=1e-12)
     assert [x["cost"] for x in lines] == costs  # full precision, the same floats
+    # with a cache, each line also bills the same answer as a server without one would
+    for x in lines:
+        plain = DEFAULT_PRICES[x["model"]].cost(x["prompt_tokens"], 0, x["completion_tokens"])
+        assert x["uncached_cost"] == plain
+    assert lines[1]["uncached_cost"] > lines[1]["cost"]
 
 
 def test_a_price_file_replaces_the_table(sim_server_factory, tmp_path):

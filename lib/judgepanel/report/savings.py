@@ -4,9 +4,11 @@ A run's scoring design repeats each prompt k times. Sent one sample per request,
 repetition bills the whole prompt (the image is most of it); asked as ``n`` samples of one
 request, the prompt is billed once; with a provider's prompt cache, a repeated prefix is
 billed at the cached-input price. :func:`measure_savings` sends a sample of the design's
-images four times, once per way of sending, each to a fresh simulated server that keeps a
-ledger of what it billed (priced from its own table), and scales each ledger to the whole
-design, so the full design is never sent four times.
+images twice, one sample per request and ``n`` to a request, each time to a fresh simulated
+server with a prompt cache. The server's ledger (priced from its own table) holds, for
+every answer, the bill with the cache and the bill of the same answer without one: the
+cache changes what a request costs, never its answer or its tokens. The four ways of
+sending are scaled from those two passes to the whole design, which is never sent.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ DESIGNS: tuple[tuple[str, bool, bool], ...] = (
     ("one sample per request, cached", False, True),
     ("n = k, cached", True, True),
 )
-"""(label, repetitions as samples of one request, prompt cache on)."""
+"""(label, repetitions as samples of one request, prompt cache on), in the table's order."""
 
 
 @contextlib.contextmanager
@@ -72,10 +74,40 @@ def sample_items(plan: Sequence[CallSpec], n_images: int, seed: int = 0) -> list
 
 
 def _ledger(path: Path) -> pd.DataFrame:
-    columns = ["prompt_tokens", "cached_tokens", "completion_tokens", "cost", "choices"]
+    columns = ["prompt_tokens", "cached_tokens", "completion_tokens", "cost", "uncached_cost"]
     if not path.exists():
         return pd.DataFrame(columns=columns)
     return pd.DataFrame([json.loads(line) for line in path.read_text().splitlines()])
+
+
+def _send(
+    sample: Sequence[CallSpec],
+    prices: Mapping[str, Price],
+    samples_per_request: int,
+    concurrency: int,
+    tmp: Path,
+) -> pd.DataFrame:
+    """The ledger of a fresh simulated server with a prompt cache that answered ``sample``.
+
+    Raises:
+        RuntimeError: not every call came back (the figures would be wrong).
+    """
+    book = tmp / f"ledger-{samples_per_request}.jsonl"
+    server = start_sim_server(ledger=book, cache_window=CACHE_WINDOW, log_dir=tmp)
+    try:
+        with Store(tmp / f"store-{samples_per_request}.sqlite") as store:
+            options = ClientOptions(
+                base_url=server.base_url,
+                concurrency=concurrency,
+                progress=False,
+                samples_per_request=samples_per_request,
+            )
+            summary = run_calls(sample, store, prices=prices, options=options)
+    finally:
+        server.stop()
+    if summary.ok != len(sample):
+        raise RuntimeError(f"{samples_per_request} sample(s) per request: {summary.line()}")
+    return _ledger(book)
 
 
 def measure_savings(
@@ -88,10 +120,11 @@ def measure_savings(
 ) -> pd.DataFrame:
     """Requests, tokens and dollars of the whole ``plan`` under each of :data:`DESIGNS`.
 
-    Each design sends the calls of the same ``n_images`` images to its own simulated
-    server; the server's ledger (tokens, cached tokens and USD from its own price table) is
-    scaled by planned calls over sampled calls. ``n = k`` asks each prompt's repetitions as
-    samples of one request, at most :data:`SIM_MAX_N` to a request.
+    The calls of the same ``n_images`` images go to a fresh simulated server once per
+    number of samples per request (one, and ``n = k``: each prompt's repetitions asked as
+    samples of one request, at most :data:`SIM_MAX_N` to a request). A design without the
+    cache is the same ledger billed at its ``uncached_cost``, with no cached tokens. Every
+    ledger is scaled by planned calls over sampled calls.
 
     Raises:
         RuntimeError: a design's calls did not all come back (the figures would be wrong).
@@ -101,41 +134,25 @@ def measure_savings(
         raise ValueError("the plan has no calls to measure")
     scale = len(plan) / len(sample)
     n = min(repetitions_per_prompt(plan), SIM_MAX_N)
-    rows = []
     with tempfile.TemporaryDirectory(prefix="judgepanel-savings-") as tmp, _simulator_key():
-        for i, (label, together, cached) in enumerate(DESIGNS):
-            book = Path(tmp) / f"ledger-{i}.jsonl"
-            server = start_sim_server(
-                ledger=book, cache_window=CACHE_WINDOW if cached else 0, log_dir=Path(tmp)
-            )
-            try:
-                with Store(Path(tmp) / f"store-{i}.sqlite") as store:
-                    options = ClientOptions(
-                        base_url=server.base_url,
-                        concurrency=concurrency,
-                        progress=False,
-                        samples_per_request=n if together else 1,
-                    )
-                    summary = run_calls(sample, store, prices=prices, options=options)
-            finally:
-                server.stop()
-            if summary.ok != len(sample):
-                raise RuntimeError(f"{label}: {summary.line()}")
-            billed = _ledger(book)
-            rows.append(
-                {
-                    "design": label,
-                    "samples_per_request": n if together else 1,
-                    "prompt_cache": cached,
-                    "requests": len(billed) * scale,
-                    "input_tokens": float(billed["prompt_tokens"].sum()) * scale,
-                    "cached_tokens": float(billed["cached_tokens"].sum()) * scale,
-                    "output_tokens": float(billed["completion_tokens"].sum()) * scale,
-                    "usd": float(billed["cost"].sum()) * scale,
-                    "measured_requests": len(billed),
-                    "measured_calls": len(sample),
-                }
-            )
+        ledgers = {k: _send(sample, prices, k, concurrency, Path(tmp)) for k in (1, n)}
+    rows = []
+    for label, together, cached in DESIGNS:
+        billed = ledgers[n if together else 1]
+        rows.append(
+            {
+                "design": label,
+                "samples_per_request": n if together else 1,
+                "prompt_cache": cached,
+                "requests": len(billed) * scale,
+                "input_tokens": float(billed["prompt_tokens"].sum()) * scale,
+                "cached_tokens": float(billed["cached_tokens"].sum()) * scale if cached else 0.0,
+                "output_tokens": float(billed["completion_tokens"].sum()) * scale,
+                "usd": float(billed["cost" if cached else "uncached_cost"].sum()) * scale,
+                "measured_requests": len(billed),
+                "measured_calls": len(sample),
+            }
+        )
     out = pd.DataFrame(rows)
     out["usd_vs_one_per_request"] = out["usd"] / out["usd"].iloc[0]
     return out

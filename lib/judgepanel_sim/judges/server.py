@@ -12,9 +12,9 @@ the credential into its answers (to test that clients scrub it).
 
 With a ``ledger`` file, every billed answer (a 200 with usage) appends one JSON line
 (model, seed, prompt, completion and cached tokens, cost in USD from the simulator's own
-price table, number of choices) before its response is sent, in one ``write`` to a file
-opened for appending: the server's own count of what it billed, which survives a
-``kill -9``.
+price table, number of choices; with a prompt cache, also the cost without it) before
+its response is sent, in one ``write`` to a file opened for appending: the server's own
+count of what it billed, which survives a ``kill -9``.
 
 Provider behaviour, each off by default (and then every response byte is as before):
 
@@ -393,7 +393,12 @@ class SimApp:
         batch: tuple[str, str] | None = None,
     ) -> None:
         """Append one billed answer to the ledger, if there is one (``cost`` is null for a
-        model without a price; a batch line adds its batch id and ``custom_id``)."""
+        model without a price; a batch line adds its batch id and ``custom_id``).
+
+        With a prompt cache, the line also holds ``uncached_cost``: the bill of the same
+        answer without the cache (the cache changes what a request costs, never its answer
+        or its tokens), so one pass measures a design with and without a cache.
+        """
         if self._ledger_fd is None:
             return
         line = {
@@ -405,6 +410,8 @@ class SimApp:
             "cost": dollars,
             "choices": choices,
         }
+        if self.cache is not None and batch is None:
+            line["uncached_cost"] = cost(self.prices, model, prompt, 0, completion)
         if batch is not None:
             line["batch"], line["custom_id"] = batch
         os.write(self._ledger_fd, compact_json(line) + b"\n")

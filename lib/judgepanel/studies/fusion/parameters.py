@@ -15,8 +15,9 @@ class FusionParameters(StudyParameters):
 
     Attributes:
         score: 00 runs or resumes the scoring first (needs ``OPENAI_BASE_URL``).
-        savings_images: 00's images sent four ways to measure what samples per request and a
-            prompt cache save (simulated profiles only; 0 skips it).
+        savings_images: 00's images sent two ways (one sample per request, n to a request)
+            to measure what samples per request and a prompt cache save (simulated profiles
+            only; 0 skips it).
         comparators: dataset -> CSV of off-the-shelf model scores (`judgepanel import scores`).
         probe_k: 04's holistic repetitions of the cost probe.
         ceiling_splits: 04's random split-halves of the noise ceiling.
