@@ -706,10 +706,15 @@ class Store:
         """
         now = utc_now()
         written = 0
-        with self._conn:
+
+        def counted() -> Iterator[tuple[Any, ...]]:
+            nonlocal written
             for key, result in rows:
-                self._conn.execute(_INSERT, _row(key, result, now))
                 written += 1
+                yield _row(key, result, now)
+
+        with self._conn:
+            self._conn.executemany(_INSERT, counted())
             self._conn.execute(
                 "UPDATE batches SET state = 'done', status = ?, note = ?, updated_at = ? "
                 "WHERE chunk = ?",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from judgepanel.core.budget import RequestShape
 from judgepanel.core.calls import CallKey, CallSpec
@@ -29,8 +30,11 @@ MAX_BYTES = 200 * 1000 * 1000
 _HEAD = b'{"custom_id":"%s","method":"POST","url":"' + ENDPOINT.encode() + b'","body":'
 
 
+@lru_cache(maxsize=1 << 18)
 def custom_id(key: CallKey) -> str:
-    """The batch ``custom_id`` of a call: ``jp-`` and 32 hex digits of its store key."""
+    """The batch ``custom_id`` of a call: ``jp-`` and 32 hex digits of its store key
+    (remembered: a batch run names each call several times, building, matching and
+    ingesting its lines)."""
     digest = hashlib.blake2b(key_text(key).encode("utf-8"), digest_size=16).hexdigest()
     return f"jp-{digest}"
 
