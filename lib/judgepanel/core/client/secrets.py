@@ -27,8 +27,11 @@ def scrub(text: str, secret: str | None = None) -> str:
     secret = secret if secret is not None else os.environ.get(API_KEY_ENV)
     if secret and len(secret) >= 4:
         text = text.replace(secret, "[redacted]")
-    text = _TOKEN_PATTERNS[0].sub("[redacted]", text)
-    return _TOKEN_PATTERNS[1].sub(r"\1[redacted]", text)
+    if "sk-" in text:
+        text = _TOKEN_PATTERNS[0].sub("[redacted]", text)
+    if "bearer" in text.lower():  # what the second pattern needs to match at all
+        text = _TOKEN_PATTERNS[1].sub(r"\1[redacted]", text)
+    return text
 
 
 def scrub_value(value: Any, secret: str | None = None) -> Any:
