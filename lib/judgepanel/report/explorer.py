@@ -113,6 +113,9 @@ def build_explorer(profile: Profile, dataset: str, outputs: Path) -> Path | None
         return None
     if calls.empty:
         return None
+    # Plain Python strings: the page takes thousands of small slices of the frame, and a
+    # slice of an Arrow-backed column costs far more than one of an object column.
+    calls = calls.astype({c: object for c in calls.columns if calls[c].dtype == "str"})
     try:
         labels = LABELS[ref.kind](ref) if ref.kind in LABELS else {}
     except LabelError:
