@@ -136,3 +136,39 @@ def test_an_unknown_spread_is_refused():
     X, y = _data()
     with pytest.raises(ValueError, match="over must be"):
         oof_predict_many([(gb_combiner(), X, y, 42)], over="trees")
+
+
+def test_a_fit_shared_through_the_folder_is_read_by_another_process(tmp_path, monkeypatch):
+    """One report's kernels share fits: what one stored, another reads instead of fitting,
+    the same predictions; an unreadable file is fitted again; without the folder, nothing
+    is written."""
+    from judgepanel.studies.common import combiners
+    from judgepanel.studies.common.fitcache import SHARED_DIR_ENV
+
+    X, y = _data(seed=3)
+    FITS.clear()
+    monkeypatch.delenv(SHARED_DIR_ENV, raising=False)
+    alone = oof_predict(gb_combiner(), X, y)
+    monkeypatch.setenv(SHARED_DIR_ENV, str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+    FITS.clear()
+    first = oof_predict(gb_combiner(), X, y)  # fitted here, stored in the folder
+    stored = list(tmp_path.glob("*.npy"))
+    assert len(stored) == 1 and not list(tmp_path.glob(".*"))
+    np.testing.assert_array_equal(first, alone)
+
+    FITS.clear()  # as a fresh kernel: its own memo is empty
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted again although the folder holds the fit")
+
+    monkeypatch.setattr(combiners, "fresh_oof", no_fit)
+    np.testing.assert_array_equal(oof_predict(gb_combiner(), X, y), first)
+    monkeypatch.undo()
+
+    monkeypatch.setenv(SHARED_DIR_ENV, str(tmp_path))
+    stored[0].write_bytes(b"not an array")
+    FITS.clear()
+    np.testing.assert_array_equal(oof_predict(gb_combiner(), X, y), first)
+    FITS.clear()

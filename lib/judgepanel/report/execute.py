@@ -10,7 +10,9 @@ numbers. A failing cell makes the command exit non-zero, naming the notebook and
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -40,6 +42,7 @@ from judgepanel.report.provenance import provenance, write_provenance
 from judgepanel.report.schedule import Job, JobPool, usable_cores
 from judgepanel.report.steps import data_keys, report_steps, score_and_release
 from judgepanel.report.timings import Timings
+from judgepanel.studies.common.fitcache import SHARED_DIR_ENV
 
 
 def shown_path(path: Path) -> str:
@@ -387,7 +390,13 @@ def run_report(request: ReportRequest) -> int:
     # Explorers and pages are built in worker processes, beside the scoring and the kernels.
     workers = ProcessPoolExecutor(max_workers=slots, mp_context=get_context("spawn"))
     server = None
-    saved_env = {k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+    saved_env = {
+        k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY", SHARED_DIR_ENV)
+    }
+    # The kernels of this report share their combiner fits here (fitcache), and only they:
+    # the folder starts empty and goes with the report.
+    shared_fits = tempfile.mkdtemp(prefix="judgepanel-fits-")
+    os.environ[SHARED_DIR_ENV] = shared_fits
     try:
         if request.start_sim:
             with timings.step("simulator"):
@@ -459,6 +468,7 @@ def run_report(request: ReportRequest) -> int:
         workers.shutdown(cancel_futures=True)
         if server is not None:
             server.stop()
+        shutil.rmtree(shared_fits, ignore_errors=True)
         for k, v in saved_env.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.model_selection import KFold, cross_val_predict
 
-from judgepanel.studies.common.fitcache import FITS, fit_key
+from judgepanel.studies.common.fitcache import FITS, fit_key, load_shared, save_shared
 
 FOLD_SEED = 42
 N_FOLDS = 5
@@ -93,6 +93,10 @@ def oof_predict_many(
     arrays = [_checked(est, X, y, s) for est, X, y, s in jobs]
     keys = [fit_key(est, X, y, (N_FOLDS, s)) for est, X, y, s in arrays]
     preds: list[np.ndarray | None] = [FITS.get(k) for k in keys]
+    for i, k in enumerate(keys):
+        if preds[i] is None and (shared := load_shared(k)) is not None:
+            FITS.put(k, shared)
+            preds[i] = shared
     todo = [i for i, p in enumerate(preds) if p is None]
     if over == "folds" or len(todo) < 2:
         fitted = [fresh_oof(*arrays[i], n_jobs=n_jobs) for i in todo]
@@ -100,6 +104,7 @@ def oof_predict_many(
         fitted = Parallel(n_jobs=n_jobs)(delayed(fresh_oof)(*arrays[i]) for i in todo)
     for i, pred in zip(todo, fitted, strict=True):
         FITS.put(keys[i], pred)
+        save_shared(keys[i], pred)
         preds[i] = pred
     return [np.asarray(p, float) for p in preds]
 

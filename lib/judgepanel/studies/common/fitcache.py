@@ -8,9 +8,18 @@ from everything the fit depends on: the estimator's class and parameters (nested
 included), the feature matrix, the target and the fold partition, byte for byte. An
 estimator whose randomness is not pinned (``random_state=None`` or a generator) or whose
 parameters have no stable description is never memoised.
+
+The notebooks of one report run in separate kernels and fit some of the same combiners
+(03's trios again in 04, 02's arms among 04's baselines). With :data:`SHARED_DIR_ENV` set,
+each fit made is also written to that folder and read from it by the other kernels: the
+report sets it to a folder of its own, empty when it starts and removed when it ends, so
+no fit outlives the code and the machine that made it.
 """
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -19,6 +28,9 @@ from judgepanel.stats.memo import ArrayMemo, digest
 
 FITS = ArrayMemo("out-of-fold fits", max_bytes=64 * 2**20)
 """The process's out-of-fold predictions (a few kB each)."""
+
+SHARED_DIR_ENV = "JUDGEPANEL_SHARED_FITS"
+"""The folder the kernels of one report share their fits in (unset: none is shared)."""
 
 
 class Uncacheable(TypeError):
@@ -70,3 +82,35 @@ def fit_key(
     except Uncacheable:
         return None
     return digest(repr(described), folds, np.asarray(X, np.float64), np.asarray(y, np.float64))
+
+
+def _shared(key: str | None) -> Path | None:
+    folder = os.environ.get(SHARED_DIR_ENV)
+    if not folder or key is None or not FITS.enabled:
+        return None
+    return Path(folder) / f"{key}.npy"
+
+
+def load_shared(key: str | None) -> np.ndarray | None:
+    """The predictions another kernel of this report stored under ``key``, or None."""
+    path = _shared(key)
+    if path is None or not path.is_file():
+        return None
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        return None  # unreadable: the fit is made again
+
+
+def save_shared(key: str | None, predictions: np.ndarray) -> None:
+    """Store ``predictions`` for the other kernels of this report (whole or not at all)."""
+    path = _shared(key)
+    if path is None:
+        return
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            np.save(f, np.asarray(predictions, np.float64), allow_pickle=False)
+        tmp.replace(path)  # atomic: a reader never sees half a file
+    except OSError:
+        tmp.unlink(missing_ok=True)  # sharing is an economy, never a failure
