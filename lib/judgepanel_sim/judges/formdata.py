@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 from judgepanel_sim.judges.protocol import ApiError
 
@@ -40,18 +41,25 @@ def parse_form(content_type: str, body: bytes) -> dict[str, FormPart]:
     if match is None:
         raise ApiError(400, "the multipart/form-data upload names no boundary")
     delimiter = b"--" + match.group(1).encode("latin-1")
-    pieces = body.split(delimiter)
-    if len(pieces) < 3 or not pieces[-1].startswith(b"--"):
+    # Where each delimiter starts: a part is read by position, so the bytes of an uploaded
+    # file (up to 200 MB) are copied once, not once per split.
+    starts: list[int] = []
+    at = body.find(delimiter)
+    while at >= 0:
+        starts.append(at)
+        at = body.find(delimiter, at + len(delimiter))
+    if len(starts) < 2 or not body.startswith(b"--", starts[-1] + len(delimiter)):
         raise ApiError(400, "the multipart/form-data body is not terminated by its boundary")
     parts: dict[str, FormPart] = {}
-    for piece in pieces[1:-1]:
-        if not piece.startswith(b"\r\n") or not piece.endswith(b"\r\n"):
+    for begin, end in pairwise(starts):
+        begin += len(delimiter)  # the part lies between this delimiter and the next
+        if not body.startswith(b"\r\n", begin) or not body.endswith(b"\r\n", begin, end):
             raise ApiError(400, "a part of the multipart/form-data body is malformed")
-        head, sep, data = piece[2:-2].partition(b"\r\n\r\n")
-        if not sep:
+        blank = body.find(b"\r\n\r\n", begin + 2, end - 2)
+        if blank < 0:
             raise ApiError(400, "a part of the multipart/form-data body has no header end")
         disposition = ""
-        for line in head.decode("latin-1").split("\r\n"):
+        for line in body[begin + 2 : blank].decode("latin-1").split("\r\n"):
             key, _, value = line.partition(":")
             if key.strip().lower() == "content-disposition":
                 disposition = value
@@ -60,6 +68,6 @@ def parse_form(content_type: str, body: bytes) -> dict[str, FormPart]:
             raise ApiError(400, "a part of the multipart/form-data body has no field name")
         filename = _FILENAME.search(disposition)
         parts[name.group(1)] = FormPart(
-            name.group(1), filename.group(1) if filename else None, data
+            name.group(1), filename.group(1) if filename else None, body[blank + 4 : end - 2]
         )
     return parts

@@ -185,6 +185,12 @@ class BatchRun:
             self._send_chunk(dataset, model, part)
             if self.aborted:
                 return
+            if self.batch.wait:
+                # collect the chunks that ended while this one was uploaded: ingesting
+                # overlaps the endpoint's work on the rest instead of following all of it
+                self._poll_open()
+                if self.aborted:
+                    return
 
     def _afford(self, part: list[Line]) -> list[Line]:
         """The longest head of ``part`` whose bound fits the budget (reserved)."""
@@ -310,47 +316,56 @@ class BatchRun:
 
     def wait(self) -> None:
         """Poll every open chunk of the plan until each is ingested or abandoned."""
-        datasets = {s.key.dataset for s in self.by_id.values()}
         last_line = ""
         last_print = 0.0
         while True:
-            open_ = [
-                c
-                for c in self.book.chunks(datasets=datasets, mode="provider")
-                if c.state == "submitted"
-            ]
-            if not open_:
+            polled = self._poll_open()
+            if polled is None:
                 return
-            done = failed = total = 0
-            states: dict[str, int] = {}
-            for chunk in open_:
-                batch = self.client.batches.retrieve(chunk.batch_id)  # type: ignore[arg-type]
-                crash_point("polling")
-                counts = batch.request_counts
-                if counts is not None:
-                    done, failed, total = (
-                        done + counts.completed,
-                        failed + counts.failed,
-                        total + counts.total,
-                    )
-                states[batch.status] = states.get(batch.status, 0) + 1
-                if batch.status != chunk.status:
-                    self.book.status(chunk.chunk, batch.status)
-                if batch.status in TERMINAL:
-                    self._finish(chunk, batch)
-            line = (
-                f"{self.desc}: {len(open_)} batches "
-                + ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
-                + f"; {done}/{total} lines done, {failed} failed; "
-                f"{time.monotonic() - self.started:.0f} s"
-            )
+            line, ended = polled
             now = time.monotonic()
             if self.options.progress and (line != last_line or now - last_print > 60):
                 print(line, file=sys.stderr, flush=True)
                 last_line, last_print = line, now
-            if all(s in TERMINAL for s in states):
-                continue  # ingested: look again at once
+            if ended:
+                continue  # all ingested: look again at once
             time.sleep(self.batch.poll_s)
+
+    def _poll_open(self) -> tuple[str, bool] | None:
+        """Poll each open chunk of the plan once and ingest those that ended: the progress
+        line, and whether every polled chunk had ended (None when none is open)."""
+        datasets = {s.key.dataset for s in self.by_id.values()}
+        open_ = [
+            c
+            for c in self.book.chunks(datasets=datasets, mode="provider")
+            if c.state == "submitted"
+        ]
+        if not open_:
+            return None
+        done = failed = total = 0
+        states: dict[str, int] = {}
+        for chunk in open_:
+            batch = self.client.batches.retrieve(chunk.batch_id)  # type: ignore[arg-type]
+            crash_point("polling")
+            counts = batch.request_counts
+            if counts is not None:
+                done, failed, total = (
+                    done + counts.completed,
+                    failed + counts.failed,
+                    total + counts.total,
+                )
+            states[batch.status] = states.get(batch.status, 0) + 1
+            if batch.status != chunk.status:
+                self.book.status(chunk.chunk, batch.status)
+            if batch.status in TERMINAL:
+                self._finish(chunk, batch)
+        line = (
+            f"{self.desc}: {len(open_)} batches "
+            + ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
+            + f"; {done}/{total} lines done, {failed} failed; "
+            f"{time.monotonic() - self.started:.0f} s"
+        )
+        return line, all(s in TERMINAL for s in states)
 
     def _download(self, file_id: str | None) -> bytes:
         if not file_id:
