@@ -19,10 +19,13 @@ times (batch mode's target: at most 0.6 of the report before it).
 data: its runs file is the commit's own with the ``runs`` section of the earlier one, and
 its worlds and comparator imports are the earlier commit's defaults, so the two reports
 do the same work and the ratio measures the code, not the runs added since.
+``--pairs N`` (with ``--against``) measures the two commits N times, alternating, and
+gives each pair's ratio and their median: on a shared machine one pair's ratio can be off
+by a fifth either way.
 ``--keep-outputs DIR`` keeps the measured commit's outputs (to record a reference).
 
 Usage: python bench/bench_report.py [--quick] [--jobs N] [--commit REV] [--before FILE]
-       [--against REV [--same-runs]] [--keep-outputs DIR]
+       [--against REV [--same-runs] [--pairs N]] [--keep-outputs DIR]
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -261,22 +265,39 @@ def main() -> int:
         action="store_true",
         help="time --commit on the runs and data of --against (the same work)",
     )
+    parser.add_argument(
+        "--pairs", type=int, default=1, help="with --against: measure both commits N times"
+    )
     parser.add_argument("--keep-outputs", type=Path, help="keep the measured report's outputs")
     args = parser.parse_args()
     if args.same_runs and not args.against:
         parser.error("--same-runs needs --against REV")
+    if args.pairs < 1 or (args.pairs > 1 and not args.against):
+        parser.error("--pairs N needs N >= 1 and --against REV")
     before = json.loads(args.before.read_text()) if args.before else None
 
     # Bring the shared environment up to date here first: if the clone's `make` found the
     # stamp older than pyproject.toml, it would reinstall the package from the temporary
     # clone, and the environment would point at a folder deleted minutes later.
     subprocess.run(["make", "setup"], cwd=ROOT, check=True, capture_output=True)
-    if args.against:
-        before = measure(git("rev-parse", args.against), args.quick, args.jobs)
     runs_of = git("rev-parse", args.against) if args.same_runs else None
-    result = measure(
-        git("rev-parse", args.commit), args.quick, args.jobs, args.keep_outputs, runs_of
-    )
+    pairs: list[dict[str, Any]] = []
+    for i in range(args.pairs):
+        if args.against:
+            before = measure(git("rev-parse", args.against), args.quick, args.jobs)
+        result = measure(
+            git("rev-parse", args.commit), args.quick, args.jobs, args.keep_outputs, runs_of
+        )
+        if before is not None and before.get("seconds"):
+            pairs.append(
+                {
+                    "before_s": before["seconds"],
+                    "after_s": result["seconds"],
+                    "ratio": round(result["seconds"] / before["seconds"], 3),
+                }
+            )
+            if args.pairs > 1:
+                print(f"pair {i + 1}/{args.pairs}: {json.dumps(pairs[-1])}", flush=True)
     out = args.out or RESULTS / ("report-quick.json" if args.quick else "report.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
@@ -285,10 +306,18 @@ def main() -> int:
         if before.get("seconds"):
             result["before"] = {k: v for k, v in before.items() if k != "phases"}
             result["ratio"] = round(result["seconds"] / before["seconds"], 3)
+            if len(pairs) > 1:
+                result["pairs"] = pairs
+                result["ratio_median"] = round(statistics.median(p["ratio"] for p in pairs), 3)
             out.write_text(json.dumps(result, indent=2) + "\n")
             print(
                 f"{result['commit']} took {result['seconds']:.0f} s, {before['commit']} "
                 f"{before['seconds']:.0f} s: ratio {result['ratio']:.3f}"
+                + (
+                    f"; median of {len(pairs)} pairs {result['ratio_median']:.3f}"
+                    if len(pairs) > 1
+                    else ""
+                )
             )
     target = TARGET_S[args.quick]
     summary = {k: v for k, v in result.items() if k not in ("phases", "before")}

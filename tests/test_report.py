@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -189,3 +190,30 @@ def test_runs_scored_side_by_side_split_the_ceiling(sim_server, tmp_path: Path, 
             sizes = store.frame(columns=["dataset", "cost"]).groupby("dataset").size()
         if name == "tight":  # neither lane could finish on its half
             assert 0 < sizes["a"] < full and 0 < sizes["b"] < full
+
+
+@pytest.mark.timeout(300)
+def test_a_started_simulator_serves_each_lane_alike(tmp_path: Path, monkeypatch, capsys):
+    """`report --start-sim` starts one simulated server per scoring lane (one server
+    answers on one core); every request carries its seed, so the store holds the same
+    answers as when one server answered both runs."""
+    from test_scoring_cli import write_eva
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    eva = write_eva(tmp_path / "eva")
+    stored = {}
+    for lanes in (1, 2):
+        work = tmp_path / f"lanes-{lanes}"
+        args = scoring_report(work, eva, 100.0, lanes=lanes)
+        args.start_sim = True
+        report_command(args)
+        listening = [
+            line for line in capsys.readouterr().out.splitlines() if "listening at" in line
+        ]
+        assert len(listening) == 1 and listening[0].count("http://127.0.0.1:") == lanes
+        with Store(work / "store.sqlite", readonly=True) as store:
+            frame = store.frame(columns=["dataset", "item", "family", "kind", "dimension",
+                                         "repetition", "answer", "value", "cost"])  # fmt: skip
+        stored[lanes] = frame.sort_values(list(frame.columns[:6])).reset_index(drop=True)
+        assert set(stored[lanes]["dataset"]) == {"a", "b"} and stored[lanes]["value"].notna().all()
+    pd.testing.assert_frame_equal(stored[1], stored[2])

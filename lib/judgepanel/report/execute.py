@@ -34,7 +34,7 @@ from judgepanel.report.index import (
     remember,
     write_index,
 )
-from judgepanel.report.launcher import start_sim_server
+from judgepanel.report.launcher import SimProcess, start_sim_servers
 from judgepanel.report.manifest import write_manifest
 from judgepanel.report.notebook_run import OUTPUTS_ENV
 from judgepanel.report.page import path_replacements, render_page, scrub_paths
@@ -389,7 +389,10 @@ def run_report(request: ReportRequest) -> int:
     timings = Timings()
     # Explorers and pages are built in worker processes, beside the scoring and the kernels.
     workers = ProcessPoolExecutor(max_workers=slots, mp_context=get_context("spawn"))
-    server = None
+    lanes = request.score_lanes
+    if lanes is None:
+        lanes = min(2, slots) if all(r.profile.simulated for r in runs) else 1
+    servers: list[SimProcess] = []
     saved_env = {
         k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY", SHARED_DIR_ENV)
     }
@@ -403,13 +406,17 @@ def run_report(request: ReportRequest) -> int:
                 # it reports its own charge, as OpenRouter does; its prompt cache stays off:
                 # which of several repetitions in flight at once pays for the uncached
                 # prompt depends on timing, and tables that read some rows' costs would
-                # then differ between runs (00 measures the cache on its own servers)
-                server = start_sim_server(report_cost=True)
+                # then differ between runs (00 measures the cache on its own servers).
+                # One server per scoring lane: a server answers on one core, and every
+                # request carries its seed, so servers of one seed answer it alike.
+                servers = start_sim_servers(max(1, lanes if request.score else 1), report_cost=True)
+            server = servers[0]
             os.environ["OPENAI_BASE_URL"] = server.base_url
             # The simulator accepts any bearer token: a real key in the environment is
             # replaced (and restored below), so it is not sent to it or to the kernels.
             os.environ["OPENAI_API_KEY"] = "sim-local"
-            print(f"simulated judge server listening at {server.base_url}", flush=True)
+            listening = ", ".join(s.base_url for s in servers)
+            print(f"simulated judge server listening at {listening}", flush=True)
 
         steps = report_steps(
             chosen,
@@ -453,10 +460,15 @@ def run_report(request: ReportRequest) -> int:
             echo=lambda line: print(line, flush=True),
         )
         try:
-            lanes = request.score_lanes
-            if lanes is None:
-                lanes = min(2, slots) if all(r.profile.simulated for r in runs) else 1
-            score_and_release(config, runs, pool, timings, score=request.score, lanes=lanes)
+            score_and_release(
+                config,
+                runs,
+                pool,
+                timings,
+                score=request.score,
+                lanes=lanes,
+                endpoints=[s.base_url for s in servers],
+            )
             results = pool.wait()
         except BaseException:
             pool.close()  # the steps already running finish; no other one starts
@@ -466,7 +478,7 @@ def run_report(request: ReportRequest) -> int:
             write_manifest(outputs, "quick" if request.quick else "full")
     finally:
         workers.shutdown(cancel_futures=True)
-        if server is not None:
+        for server in servers:
             server.stop()
         shutil.rmtree(shared_fits, ignore_errors=True)
         for k, v in saved_env.items():

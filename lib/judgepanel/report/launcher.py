@@ -12,8 +12,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -139,3 +141,18 @@ def start_sim_server(
     raise RuntimeError(
         f"the simulated judge server did not listen within {startup_timeout} s; its log: {log_path}"
     )
+
+
+def start_sim_servers(n: int, **options: Any) -> list[SimProcess]:
+    """``n`` simulated judge servers with the same ``options`` (see
+    :func:`start_sim_server`), started side by side; all stopped if one fails to start."""
+
+    with ThreadPoolExecutor(max_workers=n) as starting:
+        futures = [starting.submit(start_sim_server, **options) for _ in range(n)]
+    started = [f.result() for f in futures if f.exception() is None]
+    failed = [f.exception() for f in futures if f.exception() is not None]
+    if failed:
+        for server in started:
+            server.stop()
+        raise failed[0]  # type: ignore[misc]
+    return started

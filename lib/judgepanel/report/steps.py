@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, replace
 from multiprocessing import get_context
@@ -164,6 +164,7 @@ def score_and_release(
     *,
     score: bool,
     lanes: int = 1,
+    endpoints: Sequence[str] = (),
 ) -> None:
     """Score the runs in order; a dataset's explorer and notebooks may start once the last
     run scoring it is over.
@@ -175,6 +176,10 @@ def score_and_release(
     takes a free lane meanwhile. Runs scored at once split the profile's ``max_cost`` that
     is left: each gets an equal share of what the running ones have not reserved, over the
     free lanes that have a run to take, so together they never exceed it.
+
+    ``endpoints``: base URLs of servers that answer alike (the simulated judge servers a
+    report starts, one per lane); a lane's run is sent to the one fewest running runs use,
+    so that one server's core does not pace every lane. Empty: ``OPENAI_BASE_URL``.
     """
     steps = scoring_steps(runs) if score else []
     last = {key: run for run in steps for key in data_keys(run)}
@@ -189,7 +194,7 @@ def score_and_release(
             pool.scored({key for key, at in last.items() if at is run})
         pool.scoring(0)
         return
-    _score_in_lanes(config, steps, last, pool, timings, lanes, spent)
+    _score_in_lanes(config, steps, last, pool, timings, lanes, spent, endpoints)
 
 
 def _slots_taken(running: list[Run]) -> int:
@@ -212,10 +217,12 @@ def _score_in_lanes(
     timings: Timings,
     lanes: int,
     spent: dict[str, float],
+    endpoints: Sequence[str] = (),
 ) -> None:
     """Score ``steps`` in up to ``lanes`` worker processes (see :func:`score_and_release`)."""
     pending = list(steps)
     running: dict[Future[RunSummary], tuple[Run, float, float | None]] = {}
+    sent_to: dict[Future[RunSummary], str | None] = {}
     failure: BaseException | None = None
     with ProcessPoolExecutor(max_workers=lanes, mp_context=get_context("spawn")) as workers:
         while pending or running:
@@ -230,11 +237,14 @@ def _score_in_lanes(
                 sharing = min(lanes - len(running), len(pending))
                 ceiling = _lane_ceiling(run, running.values(), spent, sharing)
                 print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
+                busy = list(sent_to.values())
+                endpoint = min(endpoints, key=busy.count) if endpoints else None
                 # lanes send to the same models with one key: each paces to its share
                 future = workers.submit(
-                    score_in_worker, str(config.path), run.name, ceiling, 1.0 / lanes
+                    score_in_worker, str(config.path), run.name, ceiling, 1.0 / lanes, endpoint
                 )
                 running[future] = (run, timings.now(), ceiling)
+                sent_to[future] = endpoint
                 pending.remove(run)
             pool.scoring(_slots_taken([r for r, _, _ in running.values()]))
             if not running:
@@ -242,6 +252,7 @@ def _score_in_lanes(
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 run, start, ceiling = running.pop(future)
+                sent_to.pop(future)
                 timings.record("scoring", start, run=run.name, datasets=list(run.datasets)).update(
                     _summary_fields(future)
                 )
@@ -288,13 +299,19 @@ def _lane_ceiling(
 
 
 def score_in_worker(
-    runs_file: str, run_name: str, max_cost: float | None, limit_share: float = 1.0
+    runs_file: str,
+    run_name: str,
+    max_cost: float | None,
+    limit_share: float = 1.0,
+    base_url: str | None = None,
 ) -> RunSummary:
     """Score one run in a worker process (its lines are printed by the report), pacing to
-    ``limit_share`` of each model's rate limits, which the lanes share."""
+    ``limit_share`` of each model's rate limits, which the lanes share; ``base_url``: the
+    endpoint (None: ``OPENAI_BASE_URL``)."""
     return score_run(
         run_name,
         runs_file=runs_file,
+        base_url=base_url,
         max_cost=max_cost,
         progress=False,
         limit_share=limit_share,
