@@ -87,8 +87,16 @@ calibrate: setup
 	$(BIN)/python -m judgepanel_sim pool --out $(CAL_POOL) --n-images $(CAL_IMAGES) --jobs 2
 	$(JP) report --profile calibration
 
+# The tests: what they share is built once first (tests/prebuild.py; kept in .test-cache/
+# per state of the sources), then every test but the wall-clock ones on TEST_WORKERS
+# workers (pytest-xdist), then those alone, then a quick report in a fresh copy.
+TEST_WORKERS ?= $(CORES)
+# The key of the sources is taken once, so every step of one run reads the same builds.
 test: setup
-	$(BIN)/python -m pytest -q
+	export JUDGEPANEL_TEST_BUILD_KEY=$$($(BIN)/python tests/shared_build.py) && \
+	$(BIN)/python tests/prebuild.py && \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not serial" && \
+	$(BIN)/python -m pytest -q -m serial
 	$(MAKE) verify-quick
 
 # A report built in a fresh copy of the checkout (its tracked and new files: no data, no
@@ -132,4 +140,4 @@ clean:
 	  .pytest_cache $(VERIFY_DIR)
 
 distclean: clean
-	rm -rf $(VENV) data/synth data/stores
+	rm -rf $(VENV) data/synth data/stores .test-cache

@@ -4,6 +4,9 @@
 (servers with injected errors, stalls or latency, stopped after each test) both start
 ``python -m judgepanel.cli sim-server --port 0 --port-file ...`` through
 ``judgepanel.report.launcher`` and stop it at teardown, also when the test fails.
+
+``small_project`` and ``small_report`` are built once per test run, whatever the number of
+workers, and only read by the tests (see ``shared_build.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,16 @@ import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
 from judgepanel.report.launcher import SimProcess, start_sim_server
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Fix this run's key of the sources before the workers start (they inherit it)."""
+    import os
+
+    from shared_build import KEY_ENV, source_key
+
+    if not os.environ.get(KEY_ENV):
+        os.environ[KEY_ENV] = source_key()
 
 
 @pytest.fixture(scope="session")
@@ -125,18 +138,19 @@ def jpeg_image(make_jpeg: Callable[..., bytes]) -> bytes:
 
 
 @pytest.fixture(scope="session")
-def small_project(tmp_path_factory: pytest.TempPathFactory, sim_server: SimProcess):
-    """A small synthetic world, its runs file and a store scored by the simulated judges."""
-    import os
+def small_project():
+    """A small synthetic world, its runs file and a store scored by the simulated judges,
+    built once per state of the sources and shared by every worker (tests/shared_build.py).
+    Read it; a test that changes a file of it works on a copy."""
+    from small_project import shared_small_project
 
-    from small_project import build_small_project
+    return shared_small_project()
 
-    saved = os.environ.get("OPENAI_API_KEY")
-    os.environ["OPENAI_API_KEY"] = "sim-test-key"
-    try:
-        return build_small_project(tmp_path_factory.mktemp("small-project"), sim_server.base_url)
-    finally:
-        if saved is None:
-            os.environ.pop("OPENAI_API_KEY", None)
-        else:
-            os.environ["OPENAI_API_KEY"] = saved
+
+@pytest.fixture(scope="session")
+def small_report(small_project) -> Path:
+    """The outputs folder of the small project's rendered report (every run's notebooks,
+    pages, explorers, index and manifest), built once and shared like ``small_project``."""
+    from small_project import shared_report
+
+    return shared_report(small_project)

@@ -4,17 +4,25 @@ It writes a small synthetic world (40 images per scoring world, a few dozen VAB 
 VisionQ questions), a runs file whose profile points at it with a light scoring design,
 and scores everything against the real simulated judge server. The notebooks then run
 through papermill exactly as in ``judgepanel report``, only on less data.
+
+The project and its rendered report are built once per test run and per state of the
+sources (:mod:`shared_build`): :func:`shared_small_project` and :func:`shared_report`.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from shared_build import cached_build
 
 from judgepanel.core.config import Config, load_config
 from judgepanel.core.paths import project_root
+from judgepanel.report.launcher import start_sim_server
 from judgepanel_sim.world.vab import write_vab
 from judgepanel_sim.world.visionq import write_visionq
 from judgepanel_sim.world.world import write_worlds
@@ -27,6 +35,9 @@ FAMILIES = {
     "ember": "sim-ember-v1",
 }
 SEED = 7
+SECRET = "sk-test-DISTINCTIVE-7f3a9c2e41"
+"""The key in the environment while the shared report is built: no page or table may show it."""
+REPORT_RUNS = ("test-eva", "test-para", "test-headroom", "test-logprob", "test-vab", "test-visionq")
 
 
 @dataclass(frozen=True)
@@ -131,3 +142,67 @@ def build_small_project(root: Path, base_url: str) -> SmallProject:
     return SmallProject(
         root, runs_file, root / "store.sqlite", root / "outputs", load_config(runs_file)
     )
+
+
+@contextmanager
+def environment(**values: str | None) -> Iterator[None]:
+    """Set (or, with None, remove) environment variables for a block, then restore them."""
+    saved = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _project(root: Path) -> SmallProject:
+    runs_file = root / "papermill_runs.yaml"
+    return SmallProject(
+        root, runs_file, root / "store.sqlite", root / "outputs", load_config(runs_file)
+    )
+
+
+def shared_small_project() -> SmallProject:
+    """The small project of today's sources, scored once against its own simulated server."""
+
+    def build(root: Path) -> None:
+        with (
+            start_sim_server(seed=0, log_dir=root) as server,
+            environment(OPENAI_API_KEY="sim-test-key"),
+        ):
+            build_small_project(root, server.base_url)
+
+    return _project(cached_build("project", build))
+
+
+def shared_report(project: SmallProject) -> Path:
+    """Every notebook of the small project's runs as `judgepanel report` renders them (the
+    pages, the call explorers, the index and the manifest), built once; its outputs folder.
+
+    It is built as a researcher would run it, from the command line of `judgepanel report`,
+    with an endpoint and a key in the environment (the key is :data:`SECRET`, which no page
+    or table may show).
+    """
+    from judgepanel.cli import build_parser, report_command
+
+    def build(root: Path) -> None:
+        outputs = root / "outputs"
+        argv = ["report", "--runs-file", str(project.runs_file), "--profile", "test",
+                "--outputs", str(outputs), "--no-progress"]  # fmt: skip
+        argv += [a for run in REPORT_RUNS for a in ("--run", run)]
+        with (
+            start_sim_server(seed=0, log_dir=root) as server,
+            environment(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY=SECRET),
+        ):
+            code = report_command(build_parser().parse_args(argv))
+        assert code == 0, f"the shared report failed; see {outputs}"
+
+    return cached_build("report", build) / "outputs"

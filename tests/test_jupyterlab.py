@@ -21,7 +21,8 @@ from judgepanel.core.parameters import resolve_parameters
 from judgepanel.core.paths import project_root
 from judgepanel.report.notebook_run import INTERACTIVE_DIR, OUTPUTS_ENV, open_run
 
-pytestmark = pytest.mark.slow
+# Every test here writes and removes outputs/interactive/<run>/: one worker runs them all.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("interactive-outputs")]
 
 CASES = [
     ("test-eva", "00_scoring"),

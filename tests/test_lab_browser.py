@@ -23,7 +23,12 @@ from browse import CHROMIUM_FLAGS, INSTALL_HINT, chromium
 from judgepanel.core.paths import project_root
 from judgepanel.report.notebook_run import OUTPUTS_ENV
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+# It writes under outputs/interactive/, as test_jupyterlab does: the same worker runs both.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+    pytest.mark.xdist_group("interactive-outputs"),
+]
 
 TOKEN = "judgepanel-lab-test"
 NOTEBOOK = "01_mtmm_validity"

@@ -1,4 +1,9 @@
-"""Every notebook executed through papermill on the small scored project, as the report does."""
+"""Every notebook executed through papermill on the small scored project, as the report does.
+
+The pages checked here are those of the shared report (``small_report``), built once per
+test run with an endpoint and :data:`SECRET` in the environment; the tests of failures and
+of the command build reports of their own, since they change what the report is given.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,11 @@ import pandas as pd
 import pytest
 import yaml
 from report_checks import assert_reads_well
+from small_project import SECRET
 
 from judgepanel.cli import build_parser, report_command
 from judgepanel.report.execute import execute_notebook
 from judgepanel.report.index import write_index
-
-SECRET = "sk-test-DISTINCTIVE-7f3a9c2e41"
 
 CASES = [
     ("test-eva", "00_scoring"),
@@ -149,20 +153,11 @@ def _markdown_outputs(executed: Path) -> str:
     )
 
 
-@pytest.fixture
-def endpoint_env(sim_server, monkeypatch):
-    """The endpoint and a distinctive key in the environment, as a researcher would set them."""
-    monkeypatch.setenv("OPENAI_BASE_URL", sim_server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(("run", "notebook"), CASES, ids=[c[1] for c in CASES])
-def test_notebook_executes_and_writes_its_tables(small_project, endpoint_env, run, notebook):
-    config = small_project.config
-    result = execute_notebook(config, config.run(run), notebook, small_project.outputs)
-    assert result.ok, result.error
-    run_dir = small_project.outputs / run
+def test_notebook_executes_and_writes_its_tables(small_report, run, notebook):
+    run_dir = small_report / run
+    assert (run_dir / f"{notebook}.html").exists(), sorted(p.name for p in run_dir.iterdir())
     html = (run_dir / f"{notebook}.html").read_text(encoding="utf-8")
     executed = (run_dir / f"{notebook}.ipynb").read_text(encoding="utf-8")
     assert "Simulated data." in html  # the banner of every simulated run
@@ -217,31 +212,14 @@ def test_failing_cell_is_named_and_the_report_exits_non_zero(small_project, tmp_
 
 
 @pytest.mark.slow
-def test_report_command_writes_the_index_with_headlines(small_project, tmp_path, monkeypatch):
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-    args = build_parser().parse_args(
-        [
-            "report",
-            "--runs-file",
-            str(small_project.runs_file),
-            "--profile",
-            "test",
-            "--run",
-            "test-eva",
-            "--only",
-            "00",
-            "--outputs",
-            str(tmp_path / "out"),
-        ]
-    )
-
-    assert report_command(args) == 0
-    index = (tmp_path / "out" / "index.html").read_text()
+def test_report_command_writes_the_index_with_headlines(small_report):
+    """The shared report is made by `report_command` from its command line (shared_report)."""
+    index = (small_report / "index.html").read_text()
     assert "test-eva/00_scoring.html" in index
     assert "planned calls answered" in index  # a headline computed by the notebook
-    assert Path(tmp_path / "out" / "test-eva" / "tables" / "coverage.csv").exists()
-    assert os.environ.get("OPENAI_API_KEY") != SECRET
+    assert (small_report / "test-eva" / "tables" / "coverage.csv").exists()
+    assert SECRET not in index
+    assert os.environ.get("OPENAI_API_KEY") != SECRET  # the build restored the environment
 
 
 def test_a_runs_file_without_n_images_reads_every_image(small_project, tmp_path):

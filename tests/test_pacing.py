@@ -20,6 +20,11 @@ from judgepanel.core.client.pacing import PACE_MARGIN, parse_duration
 from judgepanel.core.config import ConfigError
 from judgepanel.core.store import Store
 
+RPM = 1200
+"""The server's limit in these tests: twice a provider's small tier, so each test waits
+half as long; the bucket holds two seconds' worth (40 requests)."""
+BURST = 2 * RPM // 60
+
 
 @pytest.fixture
 def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
@@ -100,25 +105,26 @@ def _timed_run(server, specs, store: Store, **options) -> tuple:
     return summary, time.perf_counter() - t0
 
 
+@pytest.mark.serial  # a rate measured on the wall clock: run apart from other tests
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("configured", [True, False], ids=["told-the-limit", "headers-only"])
 def test_paced_client_stays_under_the_limit(
     sim_server_factory, tmp_path: Path, api_key: str, configured: bool
 ):
-    """160 calls, 16 in flight, against 600 RPM with refused requests counted: almost no
+    """160 calls, 16 in flight, against 1200 RPM with refused requests counted: almost no
     429s, no failures, and a rate close to the limit but not above it (the bucket's two
-    seconds' worth, 20 requests, may go at once)."""
-    server = sim_server_factory(latency_ms=100, rpm=600)
+    seconds' worth, 40 requests, may go at once)."""
+    server = sim_server_factory(latency_ms=100, rpm=RPM)
     specs = simple_plan(make_images(tmp_path / "img", 16), reps=10)
     with Store(tmp_path / "s.sqlite") as store:
         summary, elapsed = _timed_run(
-            server, specs, store, concurrency=16, rpm=600 if configured else None
+            server, specs, store, concurrency=16, rpm=RPM if configured else None
         )
     assert summary.ok == len(specs) and summary.failed == 0
     assert summary.refused <= 0.02 * summary.requests
     rate = summary.ok / elapsed * 60
-    assert rate <= 600 * 1.0 + 20 / elapsed * 60 + 1  # the limit plus the initial burst
-    assert rate >= 0.85 * 600
+    assert rate <= RPM * 1.0 + BURST / elapsed * 60 + 1  # the limit plus the initial burst
+    assert rate >= 0.85 * RPM
 
 
 @pytest.mark.timeout(180)
@@ -127,7 +133,7 @@ def test_an_unpaced_client_is_refused_where_the_paced_one_is_not(
 ):
     """The same plan without pacing (no limit told, no adaptation) meets many 429s: what
     the previous test's pacing avoids is there to be avoided."""
-    server = sim_server_factory(latency_ms=100, rpm=600)
+    server = sim_server_factory(latency_ms=100, rpm=RPM)
     specs = simple_plan(make_images(tmp_path / "img", 8), reps=10)
     with Store(tmp_path / "s.sqlite") as store:
         summary, _ = _timed_run(
@@ -136,20 +142,21 @@ def test_an_unpaced_client_is_refused_where_the_paced_one_is_not(
     assert summary.refused > 0.2 * summary.requests
 
 
+@pytest.mark.serial  # a rate measured on the wall clock: run apart from other tests
 @pytest.mark.timeout(240)
 def test_two_processes_sharing_a_key_split_the_limit(
     sim_server_factory, tmp_path: Path, api_key: str
 ):
     """Two scoring runs at once (as the report's lanes are), each pacing to half of the
-    600 RPM: together they stay under it, with almost no 429s."""
-    server = sim_server_factory(latency_ms=100, rpm=600)
+    1200 RPM: together they stay under it, with almost no 429s."""
+    server = sim_server_factory(latency_ms=100, rpm=RPM)
     images = make_images(tmp_path / "img", 12)
     plans = [simple_plan(images.iloc[i::2].reset_index(drop=True), reps=10) for i in range(2)]
     out: dict[int, tuple] = {}
 
     def lane(i: int) -> None:
         with Store(tmp_path / f"s{i}.sqlite") as store:
-            out[i] = _timed_run(server, plans[i], store, rpm=600, limit_share=0.5)
+            out[i] = _timed_run(server, plans[i], store, rpm=RPM, limit_share=0.5)
 
     threads = [threading.Thread(target=lane, args=(i,)) for i in range(2)]
     t0 = time.perf_counter()
@@ -163,4 +170,4 @@ def test_two_processes_sharing_a_key_split_the_limit(
     assert total == sum(len(p) for p in plans) and all(s.failed == 0 for s in summaries)
     refused = sum(s.refused for s in summaries)
     assert refused <= 0.02 * sum(s.requests for s in summaries)
-    assert total / elapsed * 60 <= 600 + 20 / elapsed * 60 + 1
+    assert total / elapsed * 60 <= RPM + BURST / elapsed * 60 + 1

@@ -212,9 +212,15 @@ def test_independent_runs_overlap_with_two_jobs_and_show_the_same(
             runs_file=small_project.runs_file,
             outputs=tmp_path / f"jobs-{jobs}",
             jobs=jobs,
+            quick=True,  # every page must say so
+            overrides={"savings_images": 0},  # 00's savings sample is not checked here
         )
         assert run_report(request) == 0
     printed = capsys.readouterr().out
+    for jobs in (1, 2):
+        for run in runs:
+            page = (tmp_path / f"jobs-{jobs}" / run / "00_scoring.html").read_text()
+            assert "Quick run." in page, (jobs, run)
     one, two = (_notebook_spans(tmp_path / f"jobs-{jobs}") for jobs in (1, 2))
     (a, b), (c, d) = one.values(), two.values()
     assert a[1] <= b[0] or b[1] <= a[0]  # one job: one notebook after the other
@@ -242,6 +248,7 @@ def test_a_failing_notebook_does_not_stop_the_others(small_project, tmp_path, mo
         runs_file=broken,
         outputs=tmp_path / "out",
         jobs=2,
+        overrides={"savings_images": 0},  # 00's savings sample is not checked here
     )
     assert run_report(request) == 1
     out, err = capsys.readouterr()

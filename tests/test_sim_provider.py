@@ -210,6 +210,7 @@ def _hammer(client: httpx.Client, seconds: float) -> tuple[int, int, httpx.Respo
     return admitted, refused, last
 
 
+@pytest.mark.serial  # a refill measured on the wall clock: run apart from other tests
 @pytest.mark.parametrize("count_refused", [True, False])
 def test_a_client_that_never_waits(sim_server_factory, count_refused):
     server = sim_server_factory(rpm=600, burst_seconds=1.0, count_refused=count_refused)

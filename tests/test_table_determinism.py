@@ -1,9 +1,11 @@
 """The report's tables do not depend on threads, kernels or the hash seed.
 
 The small scored project's analyses (MTMM, the input ablation, VAB and VisionQ) run through
-`judgepanel report` once as a baseline and then once per setting, one setting changed at a
-time, each in a fresh interpreter (these settings are read at start-up), and every table's
-digest (`judgepanel.report.manifest`) must match the baseline's.
+`judgepanel report --tables-only` once as a baseline and then once per setting, one setting
+changed at a time, each in a fresh interpreter (these settings are read at start-up), and
+every table's digest (`judgepanel.report.manifest`) must match the baseline's. The pages
+are not rendered: the tables are what must not move. The baseline is built once per state
+of the sources (``shared_build``), and the settings run side by side on parallel workers.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_build import cached_build
 
 from judgepanel.report.manifest import (
     MANIFEST_NAME,
@@ -53,19 +56,31 @@ def _report(project, out: Path, env_extra: dict[str, str], extra: list[str]) -> 
     runs = [a for run in RUNS for a in ("--run", run)]
     cmd = [sys.executable, "-m", "judgepanel.cli", "report", "--runs-file",
            str(project.runs_file), "--profile", "test", *runs, "--only", NOTEBOOKS,
-           "--outputs", str(out), "--jobs", "1", "--no-progress", *extra]  # fmt: skip
+           "--outputs", str(out), "--jobs", "1", "--no-progress", "--tables-only",
+           *extra]  # fmt: skip
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out
 
 
-@pytest.fixture(scope="module")
-def baseline(small_project, tmp_path_factory) -> Path:
-    return _report(small_project, tmp_path_factory.mktemp("baseline"), {}, [])
+def determinism_baseline(project) -> Path:
+    """The baseline's outputs, built once per state of the sources (``make test`` builds it
+    before the tests start, beside the other shared builds)."""
+    folder = cached_build(
+        "determinism-baseline",
+        lambda root: _report(project, root / "outputs", {}, []),
+        extra=["tests/test_table_determinism.py"],
+    )
+    return folder / "outputs"
+
+
+@pytest.fixture(scope="session")
+def baseline(small_project) -> Path:
+    return determinism_baseline(small_project)
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1200)  # the first one builds the small project and the baseline
+@pytest.mark.timeout(1200)  # the first one may build the small project and the baseline
 @pytest.mark.parametrize("setting", sorted(SETTINGS))
 def test_tables_are_the_same_under(setting, small_project, baseline, tmp_path):
     env_extra, extra = SETTINGS[setting]

@@ -310,6 +310,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-progress", action="store_true", help="no per-cell progress bar (shown with --jobs 1)"
     )
     report.add_argument(
+        "--tables-only",
+        action="store_true",
+        help="execute the notebooks and write their tables and the manifest, without HTML "
+        "pages, call explorers or index (to check that the tables reproduce)",
+    )
+    report.add_argument(
         "--jobs",
         type=int,
         metavar="N",
@@ -761,6 +767,7 @@ def report_command(args: argparse.Namespace) -> int:
             progress=not getattr(args, "no_progress", True),
             jobs=getattr(args, "jobs", None),
             score_lanes=getattr(args, "score_lanes", None),
+            pages=not getattr(args, "tables_only", False),
         )
         config = load_config(args.runs_file)
         selected(config, request)  # an unknown run, a mismatch or an empty --only stop here

@@ -292,6 +292,9 @@ class ReportRequest:
         score_lanes: runs scored side by side in worker processes (default: two when the
             runs' profiles are simulated and two cores are usable, else one; against a
             remote endpoint the endpoint, not the client, bounds the rate).
+        pages: render the HTML pages, the call explorers and the index; without them the
+            executed notebooks, their tables and the manifest are written (a check that
+            the tables reproduce needs no more).
     """
 
     profile: str = "demo"
@@ -306,6 +309,7 @@ class ReportRequest:
     progress: bool = False
     jobs: int | None = None
     score_lanes: int | None = None
+    pages: bool = True
 
 
 def selected(config: Config, request: ReportRequest) -> list[tuple[Run, list[str]]]:
@@ -348,16 +352,22 @@ def selected(config: Config, request: ReportRequest) -> list[tuple[Run, list[str
     return [(run, names) for run, names in chosen if names]
 
 
-def summary_text(results: list[NotebookResult], seconds: float, index: Path) -> str:
-    """The end of a report: notebooks ok and failed, time, headline numbers, the index URL."""
+def summary_text(
+    results: list[NotebookResult], seconds: float, outputs: Path, index: Path | None
+) -> str:
+    """The end of a report: notebooks ok and failed, time, headline numbers, the index URL
+    (the outputs folder for a report without pages)."""
     ok = sum(r.ok for r in results)
     lines = [
         "",
         f"report: {ok} notebooks ok, {len(results) - ok} failed, {seconds / 60:.1f} min in all",
     ]
-    for run, text in headline_lines(index.parent, results):
+    for run, text in headline_lines(outputs, results):
         lines.append(f"  {run}: {text}")
-    lines.append(f"open {index.resolve().as_uri()}")
+    if index is None:
+        lines.append(f"tables in {outputs.resolve()} (no pages rendered)")
+    else:
+        lines.append(f"open {index.resolve().as_uri()}")
     return "\n".join(lines)
 
 
@@ -422,6 +432,7 @@ def run_report(request: ReportRequest) -> int:
             chosen,
             outputs,
             lambda run, name: may_score(config, run, name, request.overrides),
+            explorers=request.pages,
         )
 
         def execute(job: Job) -> NotebookResult | None:
@@ -445,9 +456,13 @@ def run_report(request: ReportRequest) -> int:
                     overrides=request.overrides,
                     quick=request.quick,
                     progress=request.progress and slots == 1,
-                    render=lambda *a, **k: workers.submit(
-                        render_run_page, *a, origin=origin, **k
-                    ).result(),
+                    render=(
+                        lambda *a, **k: workers.submit(
+                            render_run_page, *a, origin=origin, **k
+                        ).result()
+                    )
+                    if request.pages
+                    else lambda *a, **k: None,
                 )
                 record["ok"] = result.ok
             return result
@@ -474,7 +489,7 @@ def run_report(request: ReportRequest) -> int:
             pool.close()  # the steps already running finish; no other one starts
             raise
         with timings.step("index"):
-            index = write_index(outputs, results, config)
+            index = write_index(outputs, results, config) if request.pages else None
             write_manifest(outputs, "quick" if request.quick else "full")
     finally:
         workers.shutdown(cancel_futures=True)
@@ -487,7 +502,7 @@ def run_report(request: ReportRequest) -> int:
             else:
                 os.environ[k] = v
         timings.write(outputs, profile=request.profile, jobs=slots, quick=request.quick)
-    print(summary_text(results, timings.now(), index), flush=True)
+    print(summary_text(results, timings.now(), outputs, index), flush=True)
     failures = [r for r in results if not r.ok]
     for r in failures:
         print(f"error: {r.run}/{r.error}", file=sys.stderr)

@@ -255,8 +255,11 @@ class Notebook:
         index: bool = False,
         digits: int = 3,
         missing: str = MISSING_NOTE,
-    ) -> pd.DataFrame:
+    ) -> None:
         """Write ``df`` to ``tables/<name>.csv`` and show it, rounded for reading only.
+
+        It returns nothing: a cell ending in ``nb.table(...)`` would otherwise show the
+        frame a second time, unrounded and unpaged, below the table.
 
         The CSV holds floats to six significant digits (`judgepanel.report.manifest`), the
         precision at which the report's manifest promises the same table on every machine.
@@ -268,7 +271,6 @@ class Notebook:
         write_table(df, self.tables_dir / f"{name}.csv", index=index)
         _display(_TableHTML(table_html(df, name, self.tables_dir.name, caption, index, digits,
                                        missing)))  # fmt: skip
-        return df
 
     def figure(self, fig: plt.Figure, name: str, caption: str | None = None) -> None:
         """Save ``fig`` to ``figures/<name>.png`` and show it inline, with what to look at.

@@ -110,15 +110,22 @@ def report_steps(
     chosen: list[tuple[Run, list[str]]],
     outputs: Path,
     may_score: Callable[[Run, str], bool],
+    *,
+    explorers: bool = True,
 ) -> list[ReportStep]:
     """The call explorers of the one-dataset runs, then the notebooks in the runs file's
     order, each waiting for what it reads (a page links its dataset's explorer).
 
     ``may_score(run, notebook)`` says whether a notebook sends calls when an endpoint is
-    configured; it then writes the store only if one is.
+    configured; it then writes the store only if one is. ``explorers=False`` leaves the
+    explorers out (a report of tables only).
     """
     runs = [run for run, _ in chosen]
-    explored = sorted({(r.profile.name, r.dataset) for r in runs if len(r.datasets) == 1})
+    explored = (
+        sorted({(r.profile.name, r.dataset) for r in runs if len(r.datasets) == 1})
+        if explorers
+        else []
+    )
     took = earlier_seconds(outputs)
     steps = [
         ReportStep(
@@ -138,7 +145,7 @@ def report_steps(
     for run, names in chosen:
         earlier = remembered(outputs, run.name)
         links = set()
-        if len(run.datasets) == 1:
+        if len(run.datasets) == 1 and explored:
             links.add(explorer_job[(run.profile.name, run.dataset)])
         for name in names:
             job = Job(
