@@ -3,6 +3,16 @@
 Fast paths are vectorised with numpy and tested against scipy and statsmodels.
 """
 
+from judgepanel.stats.agreement import (
+    AgreementEstimate,
+    FleissKappa,
+    cohen_kappa,
+    fleiss_kappa,
+    judge_agreement,
+    mean_bias,
+    resampled_kappa,
+)
+from judgepanel.stats.alt_test import AltTestResult, alt_test
 from judgepanel.stats.bootstrap import (
     BootstrapResult,
     MaxStatResult,
@@ -48,16 +58,54 @@ from judgepanel.stats.grouped import (
 )
 from judgepanel.stats.intervals import ClusterBootstrapResult, cluster_bootstrap, wilson
 from judgepanel.stats.multitest import add_q, bh
+from judgepanel.stats.panel_size import (
+    PanelSize,
+    judge_errors,
+    panel_size,
+    panel_size_from_errors,
+    resampled_panel,
+)
+from judgepanel.stats.ratings import (
+    RatingMatrix,
+    human_means,
+    judge_scores,
+    rating_matrix,
+)
+from judgepanel.stats.reliability import (
+    AlphaResult,
+    alpha_interval,
+    icc_table,
+    krippendorff_alpha,
+    resampled_alpha,
+)
+from judgepanel.stats.scale_map import (
+    IsotonicMap,
+    LinearMap,
+    MappedScores,
+    map_scores,
+    to_grid,
+)
 
 __all__ = [
+    "AgreementEstimate",
+    "AlphaResult",
+    "AltTestResult",
     "BootstrapResult",
     "CeilingEstimate",
     "ClusterBootstrapResult",
     "ClusterDraws",
+    "FleissKappa",
+    "IsotonicMap",
+    "LinearMap",
+    "MappedScores",
     "MaxStatResult",
     "NoCeiling",
     "NoiseCeiling",
+    "PanelSize",
+    "RatingMatrix",
     "add_q",
+    "alpha_interval",
+    "alt_test",
     "bh",
     "bootstrap_arms",
     "bootstrap_p",
@@ -65,23 +113,39 @@ __all__ = [
     "ceiling_for",
     "cluster_bootstrap",
     "cluster_draws",
+    "cohen_kappa",
     "data_ceiling",
+    "fleiss_kappa",
     "group_seed",
     "grouped_draws",
     "grouped_ratios",
+    "human_means",
+    "icc_table",
+    "judge_agreement",
+    "judge_errors",
+    "judge_scores",
     "kendall_b",
+    "krippendorff_alpha",
+    "map_scores",
     "max_statistic_p",
+    "mean_bias",
     "mean_only_ceiling",
     "multiplicities",
     "noise_ceiling",
     "paired_bootstrap",
     "paired_bootstrap_partial",
     "paired_bootstrap_stat",
+    "panel_size",
+    "panel_size_from_errors",
     "partial_spearman",
     "percentile_ci",
+    "rating_matrix",
     "resample_blocks",
     "resample_indices",
+    "resampled_alpha",
+    "resampled_kappa",
     "resampled_metric",
+    "resampled_panel",
     "resampled_partial_spearman",
     "residual_rank_variance",
     "spearman",
@@ -89,6 +153,7 @@ __all__ = [
     "split_half_means",
     "summarize_paired",
     "summary_ceiling",
+    "to_grid",
     "vote_ceiling",
     "vote_ceiling_wide",
     "weighted_kendall_b",
