@@ -343,9 +343,12 @@ def test_fit_then_predict_a_folder_of_new_images(
 def test_verdict_never_claims_a_match() -> None:
     from judgepanel.studies.fusion.deploy.holdout import verdict
 
-    assert verdict(0.02, -0.01, 0.05) == "no detectable difference (+0.020 [−0.010, +0.050])"
-    assert verdict(0.10, 0.02, 0.20).startswith("higher by +0.100")
-    assert verdict(-0.10, -0.20, -0.02).startswith("lower by −0.100")
+    assert verdict(0.02, -0.01, 0.05, 0.2) == ("no detectable difference (+0.020 [−0.010, +0.050])")
+    assert verdict(0.10, 0.02, 0.20, 0.01).startswith("higher by +0.100")
+    # the interval alone decides nothing: without a passing test no direction is named
+    assert verdict(0.10, 0.02, 0.20, 0.2).startswith("no detectable difference")
+    # the test looks for a gain; an interval below zero is not a tested loss
+    assert verdict(-0.10, -0.20, -0.02, 0.99).startswith("no detectable difference")
 
 
 def test_the_rehearsal_fits_one_half_and_scores_the_other() -> None:

@@ -347,3 +347,21 @@ def test_ablation_row_finds_the_one_row_and_names_a_missing_one():
         ablation.ablation_row(long, "b", "H_gb", "panel mean")
     with pytest.raises(KeyError, match="has 2 rows"):
         ablation.ablation_row(pd.concat([long, long]), "b", "H_gb", "best single")
+
+
+def test_the_same_judges_named_in_another_order_give_the_same_numbers():
+    """A set of judges is put in one canonical order before any sum, fit or rank: the
+    ablation's arms of a trio named in every order are identical to the last bit."""
+    from itertools import permutations
+
+    from judgepanel.studies.fusion.ablation import block_arms
+
+    calls, target, _ = _fake_calls(n_items=40, families=("a", "b", "c"), k=3, r=2, seed=3)
+    blocks = build_blocks(score_table(calls, "toy"), target, ["a", "b", "c"])
+    want, best = block_arms(blocks, ["a", "b", "c"], n_jobs=1)
+    for order in permutations(["a", "b", "c"]):
+        got, best_got = block_arms(blocks, list(order), n_jobs=1)
+        assert best_got == best and list(got) == list(want)
+        for arm in want:
+            np.testing.assert_array_equal(got[arm], want[arm], err_msg=f"{order} {arm}")
+    assert list(blocks.H_of(["c", "a", "b"]).columns) == ["a", "b", "c"]

@@ -176,14 +176,25 @@ def _table(deltas: dict[str, float], calls: dict[str, int]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_the_closest_design_is_the_smallest_gap_and_the_cheaper_on_a_tie() -> None:
+def test_every_design_is_tested_and_the_study_design_leads() -> None:
+    """No search for the nearest design: each one is a claim with its q over the designs."""
+    from statsmodels.stats.multitest import multipletests
+
     table = _table(
         {"one sample": 0.08, "mean of 2": -0.02, "mean of 5": 0.02},
         {"one sample": 1, "mean of 2": 2, "mean of 5": 5},
     )
-    assert lpf.closest_design(table)["design"] == "mean of 2"
-    text = lpf.describe_closest(lpf.closest_design(table), what="H+P_gb")
-    assert "(mean of 2)" in text and "no detectable difference" in text
+    table["k"] = table["design"].map({"one sample": 1, "mean of 2": 2, "mean of 5": 5})
+    table["p"] = table["design"].map({"one sample": 0.01, "mean of 2": 0.04, "mean of 5": 0.3})
+    study = lpf.study_design_name(table)
+    assert study == "mean of 5"
+    claims = lpf.design_claims(table, dataset="d", scope="fused", a="H+P_gb", study_design=study)
+    assert [c.b for c in claims] == ["H+P_gb on one sample", "H+P_gb on mean of 2",
+                                     "H+P_gb on mean of 5"]  # fmt: skip
+    ps = [c.p for c in claims]
+    assert [c.q for c in claims] == pytest.approx(list(multipletests(ps, method="fdr_bh")[1]))
+    assert [c.role for c in claims] == ["", "", "headline"]
+    assert all(c.family == "expected-vs-sampled:fused:spearman" for c in claims)
 
 
 @pytest.mark.parametrize(("delta", "offered"), [(0.0, False), (0.04, True), (0.031, True)])

@@ -127,8 +127,11 @@ def _check_09(tables: Path, markdown: str) -> None:
     assert (fused["n"] == 40).all()
     gran = pd.read_csv(tables / "table_logprob_granularity.csv")
     assert set(gran["design"]) == {"mean of 6", "expected score"}
-    assert len(pd.read_csv(tables / "table_logprob_closest.csv")) == 5
-    assert "(H+P_gb) on expected scores is closest in ρ" in markdown
+    # every sampled design is tested against the expected score, none picked as closest
+    versus = pd.read_csv(tables / "table_logprob_versus.csv")
+    assert len(versus) == 5 * 4 and versus.groupby("family").size().eq(4).all()
+    assert not (tables / "table_logprob_closest.csv").exists()
+    assert "against the study's design (6 holistic, 2 per dimension)" in markdown
     sources = pd.read_csv(tables / "table_logprob_sources.csv").set_index(["family", "kind"])
     assert sources.loc[("ember", "holistic_logprob"), "fallback_share"] == 1.0  # sends none
     assert sources.loc[("aurora", "holistic_logprob"), "fallbacks"] == 0

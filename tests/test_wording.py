@@ -155,12 +155,17 @@ def test_percent_intervals() -> None:
     assert "inf" not in w.percent_interval(0.5, math.inf)
 
 
-def test_a_one_sided_test_leaves_the_other_direction_to_the_interval() -> None:
+def test_an_interval_alone_names_no_direction() -> None:
+    # an interval on the side the one-sided test did not look at decides nothing
     loss = w.Difference(-0.194, -0.328, -0.033, p=0.99, q=1.0, alternative="greater")
-    assert loss.verdict == w.FALLS_BELOW
+    assert loss.verdict == w.NO_DIFFERENCE
     text = w.describe_difference(loss, "H+P_gb", "the best single model")
-    assert text.startswith("H+P_gb falls below") and "q = 1.000" not in text
-    assert "the interval decides" in text
+    assert text.startswith("H+P_gb and the best single model show no detectable difference")
+    assert "the test looked for a gain only" in text and "falls below" not in text
+    # nor does an interval without any test
+    untested = w.Difference(0.05, 0.01, 0.09)
+    assert untested.verdict == w.NO_DIFFERENCE
+    assert "an interval alone decides nothing" in w.describe_difference(untested, "a", "b")
     # in the tested direction the q still decides
     gain = w.Difference(0.03, 0.001, 0.06, p=0.02, q=0.2, alternative="greater")
     assert gain.verdict == w.NO_DIFFERENCE

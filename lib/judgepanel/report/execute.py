@@ -35,6 +35,7 @@ from judgepanel.report.index import (
     write_index,
 )
 from judgepanel.report.launcher import SimProcess, start_sim_servers
+from judgepanel.report.ledger import write_ledger
 from judgepanel.report.manifest import write_manifest
 from judgepanel.report.notebook_run import OUTPUTS_ENV
 from judgepanel.report.page import path_replacements, render_page, scrub_paths
@@ -489,6 +490,7 @@ def run_report(request: ReportRequest) -> int:
             pool.close()  # the steps already running finish; no other one starts
             raise
         with timings.step("index"):
+            write_ledger(outputs, config)
             index = write_index(outputs, results, config) if request.pages else None
             write_manifest(outputs, "quick" if request.quick else "full")
     finally:

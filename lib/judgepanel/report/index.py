@@ -7,18 +7,22 @@ The page is rendered from a Jinja2 template (``templates/index.html.j2``).
 
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import pandas as pd
 
 from judgepanel.core.config import Config
+from judgepanel.report import ledger
 from judgepanel.report.glossary import GLOSSARY, link_terms
 from judgepanel.report.jsonfile import update_json
 from judgepanel.report.page import static_text
 from judgepanel.report.provenance import read_provenance
+from judgepanel.stats import wording
 
 OUTCOMES_FILE = "notebooks.json"
 HEADLINES_FILE = "headlines.json"
@@ -138,20 +142,76 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
                         "seconds": r.seconds,
                         "error": r.error,
                         "headlines": [
-                            link_terms(str(h["text"])) for h in heads.get(r.notebook, {}).values()
+                            _headline_html(h) for h in heads.get(r.notebook, {}).values()
                         ],
                     }
                     for r in items
                 ],
             }
         )
+    claims = ledger.collect(outputs, config)
+    write_ledger_page(outputs, config, claims, simulated=any(r["simulated"] for r in runs))
     page = _ENV.get_template("index.html.j2").render(
+        key_claims=key_claims(claims),
+        n_claims=len(claims),
         runs=runs,
         simulated=any(r["simulated"] for r in runs),
         quick=any((r["provenance"] or {}).get("quick") for r in runs),
         glossary=GLOSSARY,
         css=static_text("page.css"),
+        js=static_text("tables.js"),
     )
     index = outputs / "index.html"
     index.write_text(page, encoding="utf-8")
     return index
+
+
+def _headline_html(h: dict[str, Any]) -> str:
+    """A headline as the index shows it: its terms linked to the glossary and, when it
+    quotes a claim, a link to the claim's row of the ledger."""
+    text = link_terms(str(h["text"]))
+    if h.get("claim"):
+        cid = html.escape(str(h["claim"]))
+        text += (
+            f' <a class="jp-claim-ref" data-claim="{cid}" '
+            f'data-verdict="{html.escape(str(h.get("verdict", "")))}" '
+            f'href="{ledger.LEDGER_PAGE}#{cid}">(ledger)</a>'
+        )
+    return text
+
+
+def key_claims(claims: pd.DataFrame) -> list[dict[str, str]]:
+    """The ledger's headline rows as the index shows them: what, estimate, interval,
+    verdict, and links to the row and to the page."""
+    rows = []
+    for r in claims[claims["role"] == "headline"].itertuples():
+        est = float(r.estimate)
+        rows.append(
+            {
+                "id": str(r.id),
+                "what": f"{r.a} − {r.b} ({r.dataset}, {r.metric})",
+                "estimate": wording.estimate(est, float(r.ci_low), float(r.ci_high))
+                if not pd.isna(est)
+                else wording.NOT_ESTIMABLE,
+                "verdict": str(r.verdict),
+                "page": f"{r.page}.html",
+            }
+        )
+    return rows
+
+
+def write_ledger_page(
+    outputs: Path, config: Config, claims: pd.DataFrame, *, simulated: bool
+) -> Path:
+    """``outputs/claims.html``: the whole ledger, filterable, each row linking to its page."""
+    page = _ENV.get_template("claims.html.j2").render(
+        rows=ledger.ledger_rows(claims),
+        headers=ledger.LEDGER_HEADERS,
+        families=ledger.families(outputs, config),
+        simulated=simulated,
+        css=static_text("page.css"),
+        js=static_text("tables.js"),
+    )
+    path = Path(outputs) / ledger.LEDGER_PAGE
+    path.write_text(page, encoding="utf-8")
+    return path

@@ -55,10 +55,17 @@ def write_table(df: pd.DataFrame, path: Path, index: bool = False) -> None:
     df.to_csv(path, index=index, float_format=FLOAT_FORMAT, lineterminator="\n")
 
 
+LEDGER_TABLE = "claims.csv"
+"""The report's claims ledger (``judgepanel.report.ledger``), a table of the manifest too."""
+
+
 def table_paths(outputs: Path) -> list[Path]:
-    """Every table of a report, as paths relative to ``outputs`` (``<run>/tables/x.csv``)."""
+    """Every table of a report, as paths relative to ``outputs`` (``<run>/tables/x.csv``,
+    and the claims ledger ``claims.csv``)."""
     outputs = Path(outputs)
     found = sorted(p.relative_to(outputs) for p in outputs.glob("*/tables/*.csv"))
+    if (outputs / LEDGER_TABLE).exists():
+        found.append(Path(LEDGER_TABLE))
     return [p for p in found if p.parts[0] != "interactive"]
 
 

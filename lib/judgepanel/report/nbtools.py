@@ -4,7 +4,9 @@ A notebook calls :func:`setup` once, right after its parameters cell, and then s
 table through :meth:`Notebook.table` (which also writes it as CSV, so a reviewer can check a
 number without running anything) and every figure through :meth:`Notebook.figure`.
 Headline numbers go to ``headlines.json`` beside the tables; the report's index page reads
-them from there.
+them from there. A comparison the page states goes through :meth:`Notebook.claim`, which
+records it in the run's claims ledger (:mod:`judgepanel.report.ledger`) and returns its
+sentence linked to its row.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +28,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 
+from judgepanel.report import ledger
 from judgepanel.report.jsonfile import update_json
 from judgepanel.report.manifest import write_table
 from judgepanel.stats import wording
+from judgepanel.stats.claims import Claim, Family
 
 SIMULATED_BANNER = (
     "<div class='jp-sim-banner' "
@@ -241,6 +245,8 @@ class Notebook:
     figures_dir: Path
     simulated: bool
     headlines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    claims: dict[str, tuple[Claim, str]] = field(default_factory=dict)
+    families: dict[str, Family] = field(default_factory=dict)
 
     @property
     def palette(self) -> dict[str, str]:
@@ -297,14 +303,78 @@ class Notebook:
 
         _display(Markdown(markdown))
 
-    def headline(self, key: str, value: float | int | str, text: str) -> None:
+    def claim(
+        self, claim: Claim, *, anchor: str = "", text: str | None = None, **words: Any
+    ) -> str:
+        """Record ``claim`` in the run's ledger and return the clause that states it.
+
+        The clause (``claim.words(**words)``, or ``text`` when the page words the numbers
+        itself, which must then carry the claim's verdict) is wrapped in a link to the
+        claim's row of ``claims.html``, marked ``data-claim`` with its id. The claim's id
+        becomes ``<run>.<NN>.<id>``; ``anchor`` names the table or figure it comes from.
+
+        Raises:
+            ValueError: ``text`` does not state the claim's verdict, or uses a form the
+                wording conventions forbid.
+        """
+        if claim.family and claim.family not in self.families:
+            known = ", ".join(self.families) or "none"
+            raise ValueError(
+                f"claim {claim.id!r} names family {claim.family!r}, which this page did not "
+                f"declare before its results (declared: {known})"
+            )
+        if claim.family and claim.alpha != self.families[claim.family].alpha:
+            raise ValueError(f"claim {claim.id!r}: its alpha is not its family's")
+        recorded = replace(
+            claim,
+            id=ledger.full_id(self.run, self.name, claim.id),
+            family=ledger.full_id(self.run, self.name, claim.family) if claim.family else "",
+            page=f"{self.run}/{self.name}",
+            anchor=anchor or claim.anchor,
+        )
+        said = text if text is not None else recorded.words(**words)
+        if recorded.verdict not in said:
+            raise ValueError(
+                f"claim {recorded.id}: the text does not state its verdict "
+                f"{recorded.verdict!r}: {said!r}"
+            )
+        problems = wording.prose_problems(said)
+        if problems:
+            raise ValueError(f"claim {recorded.id}: " + "; ".join(problems))
+        ledger.record(self.tables_dir.parent, self.name, claim=recorded)
+        self.claims[claim.id] = (recorded, said)
+        return ledger.claim_link(recorded, said)
+
+    def declare(self, *families: Family) -> None:
+        """Declare the page's correction families, before any result is computed; they go
+        to the ledger (``claims.html`` lists them) under ``<run>.<NN>.<name>``."""
+        for fam in families:
+            if fam.name in self.families:
+                raise ValueError(f"family {fam.name!r} is declared twice on {self.name}")
+            self.families[fam.name] = fam
+            named = replace(fam, name=ledger.full_id(self.run, self.name, fam.name))
+            ledger.record(self.tables_dir.parent, self.name, family=named)
+
+    def headline(
+        self, key: str, value: float | int | str, text: str, *, claim: str | None = None
+    ) -> None:
         """Record a headline number for the report index (``headlines.json``).
+
+        With ``claim`` (the id of a claim this page recorded), ``text`` is the lead-in and
+        the claim's own words follow it: the index quotes the ledger row, and links it.
 
         Raises:
             ValueError: the text uses a form the wording conventions forbid
                 (:func:`judgepanel.stats.wording.prose_problems`): a headline is quoted
                 alone, so one that claims more than its numbers fails loudly instead.
         """
+        entry: dict[str, Any] = {}
+        if claim is not None:
+            if claim not in self.claims:
+                raise KeyError(f"headline {key!r} quotes claim {claim!r}, not recorded here")
+            recorded, words = self.claims[claim]
+            text = text + words
+            entry = {"claim": recorded.id, "verdict": recorded.verdict}
         problems = wording.prose_problems(text)
         if problems:
             raise ValueError(f"headline {key!r} of {self.name}: " + "; ".join(problems))
@@ -312,7 +382,7 @@ class Notebook:
             value = float(value)
         elif isinstance(value, np.integer):
             value = int(value)
-        self.headlines[key] = {"value": value, "text": text}
+        self.headlines[key] = {"value": value, "text": text, **entry}
         _store_headlines(self.tables_dir, self.name, self.headlines)
 
 
@@ -411,6 +481,7 @@ def setup(
     # A previous execution's headlines go, so a run that fails before its own are written
     # shows none on the index rather than stale numbers.
     _store_headlines(tables, name, None)
+    ledger.record(tables.parent, name, None)  # and its claims
     if simulated:
         _display(HTML(SIMULATED_BANNER))
     return Notebook(run=run, name=name, tables_dir=tables, figures_dir=figures, simulated=simulated)

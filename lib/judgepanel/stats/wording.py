@@ -3,9 +3,11 @@
 Every headline and every computed claim of the report goes through these functions, so a
 reader can rely on one convention (README, "Wording conventions"):
 
-* **a difference** is "beats" or "falls below" only when its interval excludes zero *and*
-  its p (or q, when the page corrects over a family) passes ``alpha``; otherwise it is "no
-  detectable difference", with the interval written out as the range it allows. "No worse"
+* **a difference** is "beats" or "falls below" only when a test in that direction has a p
+  (or q, when the page corrects over a family) below ``alpha`` *and* its interval excludes
+  zero on that side; otherwise it is "no detectable difference", with the interval written
+  out as the range it allows. An interval alone never decides: a difference without a p,
+  or whose one-sided test looked the other way, names no direction. "No worse"
   and "equivalent" need an equivalence margin stated before the comparison, with the whole
   interval inside it; without one they are never said.
 * **a ranking** names "the highest" only when the leader is separated from the runner-up by
@@ -118,8 +120,8 @@ class Difference:
         alpha: the level the decision uses.
         margin: an equivalence margin stated before the comparison, or ``None``.
         alternative: the direction ``p`` tests: ``two-sided``, ``greater`` (a gain) or
-            ``less``. A one-sided test cannot find the other direction; there the interval
-            alone decides, and the sentence leaves the p out.
+            ``less``. A one-sided test cannot find the other direction, and the interval
+            alone does not: an interval on the untested side is "no detectable difference".
     """
 
     delta: float
@@ -167,10 +169,10 @@ class Difference:
         """``beats``, ``falls below``, ``equivalent`` or ``no detectable difference``."""
         if math.isnan(self.delta) or math.isnan(self.low) or math.isnan(self.high):
             return NOT_ESTIMABLE
-        passes = math.isnan(self.decisive_p) or self.decisive_p < self.alpha
-        if self.low > 0 and (passes or not self.tested("greater")):
+        passes = not math.isnan(self.decisive_p) and self.decisive_p < self.alpha
+        if self.low > 0 and passes and self.tested("greater"):
             return BEATS
-        if self.high < 0 and (passes or not self.tested("less")):
+        if self.high < 0 and passes and self.tested("less"):
             return FALLS_BELOW
         if self.margin is not None and -self.margin < self.low and self.high < self.margin:
             return EQUIVALENT
@@ -216,12 +218,7 @@ def describe_difference(
         return f"the difference between {a} and {b} is not estimable here"
     which = "q" if d.q is not None else "p"
     test = ""
-    untested = (verdict == BEATS and not d.tested("greater")) or (
-        verdict == FALLS_BELOW and not d.tested("less")
-    )
-    if untested:
-        test = "; the interval decides, as the test looked for the other direction"
-    elif not math.isnan(d.decisive_p):
+    if not math.isnan(d.decisive_p):
         test = ", " + p_value(d.decisive_p, n_resamples=n_resamples, name=which)
     scale = 100 if in_points else 1
     ci = interval(scale * d.low, scale * d.high, 1 if in_points else digits, signed=True)
@@ -240,6 +237,18 @@ def describe_difference(
         return (
             f"{a} and {b} are equivalent within the stated margin of ±{margin} "
             f"({symbol} = {fmt(d.delta)}; {allows}{test})"
+        )
+    side = "greater" if d.low > 0 else "less"
+    if d.excludes_zero and math.isnan(d.decisive_p):
+        return (
+            f"{a} and {b} show no detectable difference ({symbol} = {fmt(d.delta)}; "
+            f"{allows}, with no test: an interval alone decides nothing)"
+        )
+    if d.excludes_zero and not d.tested(side):
+        looked = "a gain" if d.alternative == "greater" else "a loss"
+        return (
+            f"{a} and {b} show no detectable difference ({symbol} = {fmt(d.delta)}; "
+            f"{allows}{test}; the test looked for {looked} only)"
         )
     if d.excludes_zero:
         after = (

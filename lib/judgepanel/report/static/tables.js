@@ -78,7 +78,18 @@
         draw();
       });
     });
+    // a link to one row (claims.html#ID) opens the page of the table that shows it
+    function reveal() {
+      var id = decodeURIComponent(window.location.hash.slice(1));
+      var at = id ? shown.findIndex(function (r) { return r.id === id; }) : -1;
+      if (at < 0) { return; }
+      page = Math.floor(at / size);
+      draw();
+      all[all.indexOf(shown[at])].scrollIntoView();
+    }
+    window.addEventListener("hashchange", reveal);
     draw();
+    reveal();
   }
   function start() {
     Array.prototype.forEach.call(document.querySelectorAll(".jp-long"), enhance);

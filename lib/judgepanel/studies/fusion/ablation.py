@@ -13,8 +13,16 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.stats import add_q, max_statistic_p
+from judgepanel.stats.claims import Claim, Family, slug
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
-from judgepanel.studies.fusion.blocks import Blocks, best_single, fused_arms, hp_design, panel_mean
+from judgepanel.studies.fusion.blocks import (
+    Blocks,
+    best_single,
+    canonical,
+    fused_arms,
+    hp_design,
+    panel_mean,
+)
 from judgepanel.studies.fusion.compare import compare_arms
 
 ARM_ORDER: tuple[str, ...] = (
@@ -194,3 +202,63 @@ def ablation_row(
             f"comparator {comparator!r} and metric {metric!r}; expected one"
         )
     return sel.iloc[0]
+
+
+COMPARATORS: tuple[str, ...] = ("best single", "panel mean")
+METRICS: tuple[str, ...] = ("spearman", "kendall_b")
+
+
+def family_name(block: str, comparator: str, metric: str) -> str:
+    return f"table2:{slug(block)}:{slug(comparator)}:{metric}"
+
+
+def correction_families(block_names: Sequence[str], alpha: float = 0.05) -> list[Family]:
+    """Table 2's correction families, declared before any result: Benjamini–Hochberg over
+    the arms of one block against one comparator under one metric (as :func:`ablate_inputs`
+    corrects them). The comparator's own row (an arm against itself) is not in it."""
+    return [
+        Family(
+            family_name(block, comp, metric),
+            f"Table 2, {block}: every arm against the {comp} ({metric}), one-sided",
+            alpha=alpha,
+        )
+        for block in block_names
+        for comp in COMPARATORS
+        for metric in METRICS
+    ]
+
+
+def ablation_claim(
+    long: pd.DataFrame,
+    block: str,
+    arm: str,
+    comparator: str,
+    *,
+    dataset: str,
+    metric: str = "spearman",
+    role: str = "",
+    alpha: float = 0.05,
+) -> Claim:
+    """One row of Table 2 as a claim of the ledger: a one-sided test for the arm being
+    better, corrected within its block, comparator and metric."""
+    r = ablation_row(long, block, arm, comparator, metric)
+    return Claim(
+        id=f"{slug(block)}:{slug(arm)}-vs-{slug(comparator)}:{metric}",
+        a=arm,
+        b=comparator,
+        dataset=dataset,
+        scope=f"{block}: {', '.join(canonical(str(r['families']).split(', ')))}",
+        metric=metric,
+        unit="images",
+        estimate=float(r["delta"]),
+        ci_low=float(r["ci_low"]),
+        ci_high=float(r["ci_high"]),
+        p=float(r["p"]),
+        q=float(r["q"]),
+        alternative="greater",
+        family=family_name(block, comparator, metric),
+        alpha=alpha,
+        symbol="Δρ" if metric == "spearman" else "Δτ_b",
+        role=role,
+        note="fold partition seed 42",
+    )

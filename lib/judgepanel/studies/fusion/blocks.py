@@ -107,11 +107,13 @@ class Blocks:
         return self.y.index
 
     def P_of(self, families: Sequence[str], dimensions: Sequence[str] = DIMENSIONS):
-        cols = [f"{f}:{d}" for f in families for d in dimensions]
+        """The dimension means of ``families``, in the canonical order of the families."""
+        cols = [f"{f}:{d}" for f in canonical(families) for d in dimensions]
         return self.P[cols]
 
     def H_of(self, families: Sequence[str]) -> pd.DataFrame:
-        return self.H[list(families)]
+        """The holistic means of ``families``, in the canonical order of the families."""
+        return self.H[canonical(families)]
 
     def split_of(self, families: Sequence[str]) -> pd.DataFrame:
         return self.H_split[[c for c in self.H_split.columns if c.split(":")[0] in families]]
@@ -121,6 +123,17 @@ class Blocks:
             return None
         cols = [c for c in self.H_blocks3.columns if c.split(":")[0] in families]
         return self.H_blocks3[cols]
+
+
+def canonical(families: Sequence[str]) -> list[str]:
+    """A set of judges in one order (by name), whatever order it was named in.
+
+    Every sum, fit and rank over judges goes through it: float sums, gradient boosting's
+    choice between tied splits and rank ties all depend on column order, so the same three
+    judges named in two orders (the pre-declared trio and the strong trio, when they are
+    the same families) must meet the same columns to give the same numbers.
+    """
+    return sorted(dict.fromkeys(families))
 
 
 def hp_design(blocks: Blocks, families: Sequence[str]) -> pd.DataFrame:

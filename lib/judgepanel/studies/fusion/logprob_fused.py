@@ -21,6 +21,7 @@ import pandas as pd
 
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import bootstrap_arms, percentile_ci, wording
+from judgepanel.stats.claims import Claim, Family, correct, slug
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 from judgepanel.studies.fusion.logprob_designs import (
     EXPECTED,
@@ -195,26 +196,63 @@ def fused_accuracy(
     return pd.DataFrame(rows)
 
 
-def closest_design(accuracy: pd.DataFrame, metric: str = "spearman") -> pd.Series:
-    """The sampled design whose metric is closest to the expected score's (smallest
-    |delta|; the fewest calls on a tie), with its paired interval of the difference."""
-    rows = accuracy[(accuracy["metric"] == metric) & (accuracy["design"] != EXPECTED)]
-    if rows.empty:
-        raise ValueError("no sampled design to compare the expected score with")
-    order = rows.assign(gap=rows["delta"].abs()).sort_values(["gap", "calls_per_image"])
-    return order.iloc[0]
+def versus_family(scope: str, metric: str = "spearman", alpha: float = 0.05) -> Family:
+    """The correction family of one set of comparisons: the expected score against every
+    sampled design of ``scope`` (the fused arm, or one family), two-sided, BH."""
+    return Family(
+        f"expected-vs-sampled:{slug(scope)}:{metric}",
+        f"the expected score against each sampled design ({scope}, {metric}; two-sided)",
+        alpha=alpha,
+    )
 
 
-def describe_closest(row: pd.Series, *, what: str, symbol: str = "Δρ") -> str:
-    """The closest sampled design in words: which, and what the interval allows."""
-    d = wording.Difference(
-        float(row["delta"]), float(row["delta_low"]), float(row["delta_high"]), float(row["p"])
-    )
-    verdict = wording.describe_difference(d, "the expected scores", "those answers", symbol=symbol)
-    return (
-        f"{what} on expected scores is closest in ρ to the same arm on sampled answers "
-        f"({row['design']}): {verdict}"
-    )
+def design_claims(
+    table: pd.DataFrame,
+    *,
+    dataset: str,
+    scope: str,
+    a: str,
+    metric: str = "spearman",
+    study_design: str | None = None,
+    alpha: float = 0.05,
+) -> list[Claim]:
+    """The expected score against every sampled design of ``table`` (``fused_accuracy`` or
+    one family's rows of ``design_accuracy``), each a claim with its q over the designs.
+
+    Every design is tested, not the one nearest the expected score: a search for the
+    smallest difference followed by a test of that difference could not fail. The row of
+    ``study_design`` (the study's k and R) is the headline.
+    """
+    rows = table[(table["metric"] == metric) & (table["design"] != EXPECTED)]
+    fam = versus_family(scope, metric, alpha)
+    found = [
+        Claim(
+            id=f"expected-vs-{slug(r.design)}:{slug(scope)}:{metric}",
+            a=f"{a} on expected scores",
+            b=f"{a} on {r.design}",
+            dataset=dataset,
+            scope=scope,
+            metric=metric,
+            unit="images",
+            estimate=float(r.delta),
+            ci_low=float(r.delta_low),
+            ci_high=float(r.delta_high),
+            p=float(r.p),
+            alternative="two-sided",
+            family=fam.name,
+            alpha=alpha,
+            symbol="Δρ" if metric == "spearman" else "Δτ_b",
+            role="headline" if r.design == study_design else "",
+        )
+        for r in rows.itertuples()
+    ]
+    return correct(found, {fam.name: fam})
+
+
+def study_design_name(table: pd.DataFrame) -> str:
+    """The sampled design of the study's own k (the most repetitions in ``table``)."""
+    sampled = table[table["design"] != EXPECTED]
+    return str(sampled.loc[sampled["k"].astype(float).idxmax(), "design"])
 
 
 @dataclass(frozen=True)
@@ -303,11 +341,13 @@ __all__ = [
     "CheaperDesign",
     "FusedDesigns",
     "cheaper_design",
-    "closest_design",
     "design_calls",
+    "design_claims",
     "fused_accuracy",
     "fused_designs",
     "fused_features",
     "mean_of",
     "per_prompt",
+    "study_design_name",
+    "versus_family",
 ]

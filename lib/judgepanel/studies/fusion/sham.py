@@ -15,8 +15,9 @@ import pandas as pd
 
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import add_q
+from judgepanel.stats.claims import Claim, Family
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
-from judgepanel.studies.fusion.blocks import Blocks, best_single, hp_design
+from judgepanel.studies.fusion.blocks import Blocks, best_single, canonical, hp_design
 from judgepanel.studies.fusion.compare import compare_pairs
 
 ARMS: tuple[str, ...] = ("P_sham_gb", "H+P_sham_gb")
@@ -87,3 +88,61 @@ def compare_sham(
     out.insert(0, "best_family", best)
     out.insert(0, "families", ", ".join(families))
     return add_q(out, by=["comparator", "metric"])
+
+
+SHAM_COMPARATORS: dict[str, str] = {"H+P_gb": "two-sided", "best single": "greater"}
+"""Each comparator of the sham arms and the direction its test looks in."""
+
+
+def correction_families(alpha: float = 0.05) -> list[Family]:
+    """The sham table's families, declared before its results: BH over the two sham arms
+    against one comparator under one metric (as :func:`compare_sham` corrects them)."""
+    return [
+        Family(
+            f"sham:{comp.lower().replace(' ', '_')}:{metric}",
+            f"the sham arms against {comp} ({metric}; {alt} test)",
+            alpha=alpha,
+        )
+        for comp, alt in SHAM_COMPARATORS.items()
+        for metric in ("spearman", "kendall_b")
+    ]
+
+
+def sham_claim(
+    table: pd.DataFrame,
+    arm: str,
+    comparator: str,
+    *,
+    dataset: str,
+    metric: str = "spearman",
+    role: str = "",
+    alpha: float = 0.05,
+) -> Claim:
+    """One row of :func:`compare_sham`'s table as a claim of the ledger."""
+    sel = table[
+        (table["arm"] == arm) & (table["comparator"] == comparator) & (table["metric"] == metric)
+    ]
+    if len(sel) != 1:
+        raise KeyError(f"the sham table has {len(sel)} rows for {arm!r} against {comparator!r}")
+    r = sel.iloc[0]
+    comp = comparator.lower().replace(" ", "_")
+    return Claim(
+        id=f"sham:{arm.lower()}-vs-{comp}:{metric}",
+        a=arm,
+        b=comparator,
+        dataset=dataset,
+        scope=f"pre-declared: {', '.join(canonical(str(r['families']).split(', ')))}",
+        metric=metric,
+        unit="images",
+        estimate=float(r["delta"]),
+        ci_low=float(r["ci_low"]),
+        ci_high=float(r["ci_high"]),
+        p=float(r["p"]),
+        q=float(r["q"]),
+        alternative=SHAM_COMPARATORS[comparator],
+        family=f"sham:{comp}:{metric}",
+        alpha=alpha,
+        symbol="Δρ" if metric == "spearman" else "Δτ_b",
+        role=role,
+        note="fold partition seed 42",
+    )

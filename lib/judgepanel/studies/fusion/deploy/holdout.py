@@ -128,11 +128,12 @@ def _ci(samples: np.ndarray) -> tuple[float, float]:
     return percentile_ci(s) if s.size else (np.nan, np.nan)
 
 
-def verdict(delta: float, lo: float, hi: float) -> str:
-    """``higher``/``lower`` when the interval excludes zero, else no detectable difference
-    (the wording layer's rule for an interval without a test)."""
+def verdict(delta: float, lo: float, hi: float, p: float) -> str:
+    """``higher`` when the one-sided test for a gain (``p``) passes and the interval is
+    above zero, else no detectable difference: the wording layer's rule, under which an
+    interval alone, or on the side the test did not look at, names no direction."""
     shown = wording.estimate(delta, lo, hi)
-    decided = wording.Difference(delta, lo, hi).verdict
+    decided = wording.Difference(delta, lo, hi, p=p, alternative="greater").verdict
     if decided == wording.BEATS:
         return f"higher by {shown}"
     if decided == wording.FALLS_BELOW:
@@ -153,9 +154,9 @@ def describe_holdout(h: Holdout, dataset: str) -> str:
         clauses.append(
             f"{LABELS[metric]} {dep['value']:.3f} [{dep['ci_low']:.3f}, {dep['ci_high']:.3f}], "
             f"{where} the out-of-fold interval [{oof['ci_low']:.3f}, {oof['ci_high']:.3f}] "
-            f"(against the estimate: {verdict(*vs_oof[['delta', 'ci_low', 'ci_high']])}; "
+            f"(against the estimate: {verdict(*vs_oof[['delta', 'ci_low', 'ci_high', 'p']])}; "
             f"against the best single model: "
-            f"{verdict(*vs_best[['delta', 'ci_low', 'ci_high']])})"
+            f"{verdict(*vs_best[['delta', 'ci_low', 'ci_high', 'p']])})"
         )
     return (
         f"Fitted on {h.n_train} images of {dataset} and applied to the other {h.n_test} as if "

@@ -1,0 +1,147 @@
+"""The report's claims ledger on disk: each run's ``claims.json``, merged into
+``outputs/claims.csv`` (and ``claims.json``) and a page of its own, ``claims.html``.
+
+A notebook records a claim through :meth:`judgepanel.report.nbtools.Notebook.claim`, which
+writes the row under ``<run>/claims.json`` (the notebooks of a run may execute at once, so
+the update is locked, as headlines are) and returns the sentence that states it, wrapped in
+a link to its row: ``<a data-claim="ID" href="../claims.html#ID">``. Every page that states
+the comparison quotes that row, so the verdict is the same wherever it is read.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgepanel.core.config import Config
+from judgepanel.report.jsonfile import update_json, write_json
+from judgepanel.report.manifest import LEDGER_TABLE, write_table
+from judgepanel.stats.claims import Claim, Family, contradictions
+
+CLAIMS_FILE = "claims.json"
+"""Per run: ``{notebook: {claim id: row}}``; at the top of the outputs: every row."""
+LEDGER_CSV = LEDGER_TABLE
+LEDGER_PAGE = "claims.html"
+COLUMNS = (
+    "id", "verdict", "a", "b", "dataset", "scope", "metric", "unit", "estimate", "ci_low",
+    "ci_high", "p", "q", "alternative", "family", "alpha", "margin", "excluded", "role",
+    "note", "page", "anchor",
+)  # fmt: skip
+"""The ledger's columns, in the order ``claims.csv`` writes them."""
+
+
+def full_id(run: str, notebook: str, claim_id: str) -> str:
+    """The id of a claim across the report: run, notebook number and the study's id."""
+    return f"{run}.{notebook[:2]}.{claim_id}"
+
+
+def claim_link(claim: Claim, text: str, *, from_page: bool = True) -> str:
+    """``text`` as a link to the claim's row of the ledger page, marked with its id."""
+    href = f"{'../' if from_page else ''}{LEDGER_PAGE}#{claim.id}"
+    return (
+        f'<a class="jp-claim" data-claim="{html.escape(claim.id)}" '
+        f'data-verdict="{html.escape(claim.verdict)}" href="{href}">{html.escape(text)}</a>'
+    )
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def record(
+    run_dir: Path, notebook: str, claim: Claim | None = None, family: Family | None = None
+) -> None:
+    """Add a claim or a declared family to the run's ledger; with neither, drop the
+    notebook's rows (a notebook starting again leaves no stale claim behind)."""
+
+    def change(data: dict[str, Any]) -> bool:
+        if claim is None and family is None:
+            return data.pop(notebook, None) is not None
+        entry = data.setdefault(notebook, {"families": {}, "claims": {}})
+        if family is not None:
+            entry["families"][family.name] = {
+                **asdict(family),
+                "page": f"{run_dir.name}/{notebook}",
+            }
+        if claim is not None:
+            if claim.id in entry["claims"]:
+                raise ValueError(f"claim {claim.id!r} is recorded twice by {notebook}")
+            entry["claims"][claim.id] = {k: _clean(v) for k, v in claim.as_row().items()}
+        return True
+
+    update_json(run_dir / CLAIMS_FILE, change, sort_keys=False)
+
+
+def _entries(outputs: Path, config: Config) -> list[dict[str, Any]]:
+    found = []
+    for run in config.runs.values():
+        path = Path(outputs) / run.name / CLAIMS_FILE
+        if path.exists():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            found += [data[name] for name in sorted(data)]
+    return found
+
+
+def collect(outputs: Path, config: Config) -> pd.DataFrame:
+    """Every run's claims, in the runs file's order of runs and notebooks."""
+    rows = [row for e in _entries(outputs, config) for row in e["claims"].values()]
+    return pd.DataFrame(rows, columns=list(COLUMNS))[list(COLUMNS)]
+
+
+def families(outputs: Path, config: Config) -> list[dict[str, Any]]:
+    """Every correction family the notebooks declared, as they declared it."""
+    return [f for e in _entries(outputs, config) for f in e["families"].values()]
+
+
+def write_ledger(outputs: Path, config: Config) -> pd.DataFrame:
+    """Write ``outputs/claims.csv`` and ``claims.json`` from the runs' ledgers.
+
+    Raises:
+        ValueError: two rows compare the same things on the same data with different
+            verdicts (the report would contradict itself).
+    """
+    frame = collect(outputs, config)
+    problems = contradictions(frame)
+    if problems:
+        raise ValueError("the claims ledger contradicts itself:\n" + "\n".join(problems))
+    write_table(frame, Path(outputs) / LEDGER_CSV)
+    records = [{k: _clean(v) for k, v in r.items()} for r in frame.to_dict(orient="records")]
+    write_json(Path(outputs) / CLAIMS_FILE, records, sort_keys=False)
+    return frame
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return html.escape(str(value))
+
+
+def ledger_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The ledger's rows as the page shows them: each cell as text, the page as a link."""
+    shown = []
+    for r in frame.to_dict(orient="records"):
+        page = str(r.get("page") or "")
+        anchor = str(r.get("anchor") or "")
+        shown.append(
+            {
+                "id": str(r["id"]),
+                "verdict": str(r["verdict"]),
+                "href": f"{page}.html" if page else "",
+                "where": page + (f" · {anchor}" if anchor else ""),
+                "cells": [_cell(r[c]) for c in COLUMNS if c not in ("id", "verdict", "page")],
+            }
+        )
+    return shown
+
+
+LEDGER_HEADERS = [c for c in COLUMNS if c not in ("id", "verdict", "page")]

@@ -1,0 +1,267 @@
+"""The claims ledger: one row, and one verdict, for each comparison the report states.
+
+A page that says "A beats B" takes those words from a :class:`Claim`, computed once by the
+study that owns the comparison. Every page that mentions the comparison quotes the same
+row by its id, so two pages cannot word it differently, and the report writes every row
+to ``claims.csv`` for a reader to check.
+
+The rules (README, "Wording conventions"), in :attr:`Claim.verdict`:
+
+* a direction ("beats", "falls below") needs a test in that direction whose decisive p
+  (the q of the row's correction family; a row alone in its family is corrected over
+  itself) is below the family's alpha, *and* an interval on the same side of zero. An
+  interval alone never decides: a row without a p, or whose test looked the other way,
+  is "no detectable difference" whatever its interval.
+* "equivalent" needs a margin stated before the comparison, with the whole interval inside.
+* a row equal by construction to another (a ranker's pass^3 and its ap@1) is kept out of
+  every family and says so; its verdict is "not tested".
+
+Families are declared before any result (:class:`Family`, in a notebook's parameters); a
+claim that names a family nobody declared is refused.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import pandas as pd
+
+from judgepanel.stats import wording
+
+NOT_TESTED = "not tested"
+VERDICTS = (
+    wording.BEATS,
+    wording.FALLS_BELOW,
+    wording.NO_DIFFERENCE,
+    wording.EQUIVALENT,
+    wording.NOT_ESTIMABLE,
+    NOT_TESTED,
+)
+ALTERNATIVES = ("two-sided", "greater", "less")
+_ID = re.compile(r"^[a-z0-9][a-z0-9_.:+-]*$")
+
+
+@dataclass(frozen=True)
+class Family:
+    """A correction family, declared before any result is computed.
+
+    Attributes:
+        name: its key, quoted by the claims corrected over it (``"ablation/pre-declared"``).
+        description: what it corrects over, in words for the glossary.
+        alpha: the level its q-values are read at.
+        method: the correction, a ``statsmodels`` name (``fdr_bh``, ``fdr_by``, ``holm``).
+    """
+
+    name: str
+    description: str
+    alpha: float = 0.05
+    method: str = "fdr_bh"
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"family {self.name!r}: alpha {self.alpha} is not in (0, 1)")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One comparison as the report states it: what is compared, how, and the verdict.
+
+    Attributes:
+        id: stable within its run (``"primary"``, ``"h+p_gb-vs-panel_mean"``); the report
+            prefixes the run and notebook, so the full id is unique.
+        a, b: the two sides as a reader knows them (``a − b`` is estimated).
+        dataset: the data the comparison is on.
+        scope: within what the sides are taken, when the names alone do not say (the
+            families of a block: ``pre-declared: aurora, basalt, cobalt``).
+        metric: what is differenced (``spearman``, ``accuracy``).
+        unit: what the bootstrap resamples (``images``, ``papers``, ``tasks``).
+        estimate, ci_low, ci_high: ``a − b`` and its interval.
+        p: the test's p, in the direction ``alternative``; NaN when not tested.
+        q: the p corrected over ``family``; NaN for a family of one (``p`` decides).
+        alternative: the direction the test looked in.
+        family: the declared family it was corrected in ("" for none: a family of one).
+        alpha: the level the decision is read at.
+        margin: an equivalence margin stated before the comparison.
+        excluded: why the row is kept out of every family (equal by construction).
+        symbol: how a sentence names the difference (``Δρ``).
+        in_points: a difference of proportions, written in percentage points.
+        role: ``headline`` for the comparison a page leads with, else "".
+        note: what a reader needs beside the numbers (the fold partition, the price basis).
+        page, anchor: where it is shown (``run/notebook`` and a table or figure name); set
+            by the page that records it.
+    """
+
+    id: str
+    a: str
+    b: str
+    dataset: str
+    metric: str
+    unit: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    scope: str = ""
+    p: float = math.nan
+    q: float = math.nan
+    alternative: str = "two-sided"
+    family: str = ""
+    alpha: float = 0.05
+    margin: float | None = None
+    excluded: str = ""
+    symbol: str = "Δ"
+    in_points: bool = False
+    role: str = ""
+    note: str = ""
+    page: str = ""
+    anchor: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if not _ID.match(self.id):
+            raise ValueError(
+                f"claim id {self.id!r}: use lower-case letters, digits and . _ : + - only"
+            )
+        if self.alternative not in ALTERNATIVES:
+            raise ValueError(f"claim {self.id!r}: unknown alternative {self.alternative!r}")
+        if self.excluded and self.family:
+            raise ValueError(
+                f"claim {self.id!r} is excluded ({self.excluded}) but names family {self.family!r}"
+            )
+
+    @property
+    def decisive_p(self) -> float:
+        """The q of the row's family, or its p when it is alone in its family."""
+        return self.q if self.family and not math.isnan(self.q) else self.p
+
+    @property
+    def difference(self) -> wording.Difference:
+        """The row as the wording layer's :class:`~judgepanel.stats.wording.Difference`."""
+        return wording.Difference(
+            self.estimate,
+            self.ci_low,
+            self.ci_high,
+            p=self.p,
+            q=self.q if self.family and not math.isnan(self.q) else None,
+            alpha=self.alpha,
+            margin=self.margin,
+            alternative=self.alternative,
+        )
+
+    @property
+    def verdict(self) -> str:
+        """The one verdict this comparison has on every page (see the module's rules)."""
+        if self.excluded:
+            return NOT_TESTED
+        return self.difference.verdict
+
+    def words(self, a: str | None = None, b: str | None = None, **kw: Any) -> str:
+        """The clause that states the verdict with its numbers (``describe_difference``)."""
+        if self.excluded:
+            return f"{a or self.a} against {b or self.b} is not tested ({self.excluded})"
+        family = kw.pop("family", None)
+        return wording.describe_difference(
+            self.difference,
+            a or self.a,
+            b or self.b,
+            symbol=kw.pop("symbol", self.symbol),
+            in_points=kw.pop("in_points", self.in_points),
+            family=family,
+            **kw,
+        )
+
+    def key(self) -> tuple[str, ...]:
+        """What is compared with what, on what: two rows with one key must agree."""
+        return (self.dataset, self.scope, self.metric, self.unit, *sorted((self.a, self.b)))
+
+    def as_row(self) -> dict[str, Any]:
+        row = {k: v for k, v in asdict(self).items() if k != "extra"}
+        row["verdict"] = self.verdict
+        row.update(self.extra)
+        return row
+
+
+def slug(text: str) -> str:
+    """A name as a claim or family id takes it: lower case, other characters as ``_``."""
+    out = "".join(c if c.isalnum() or c in "+-." else "_" for c in str(text).lower())
+    return out.strip("_") or "_"
+
+
+def declare(*families: Family) -> dict[str, Family]:
+    """Families by name, refusing two declarations of one name."""
+    out: dict[str, Family] = {}
+    for f in families:
+        if f.name in out:
+            raise ValueError(f"family {f.name!r} is declared twice")
+        out[f.name] = f
+    return out
+
+
+def check_families(claims: Iterable[Claim], families: Mapping[str, Family]) -> None:
+    """Refuse a claim whose family was not declared, or whose alpha is not its family's."""
+    for c in claims:
+        if not c.family:
+            continue
+        if c.family not in families:
+            known = ", ".join(sorted(families)) or "none"
+            raise ValueError(
+                f"claim {c.id!r} names family {c.family!r}, which was not declared "
+                f"before the results (declared: {known})"
+            )
+        if c.alpha != families[c.family].alpha:
+            raise ValueError(
+                f"claim {c.id!r}: alpha {c.alpha} differs from its family's "
+                f"{families[c.family].alpha}"
+            )
+
+
+def correct(claims: list[Claim], families: Mapping[str, Family]) -> list[Claim]:
+    """The claims with ``q`` set by their family's correction over the claims in it.
+
+    Rows without a family keep ``q`` NaN (their p decides); excluded rows are left out.
+    A row without a p inside a family is refused: it would shrink the family silently.
+    """
+    from statsmodels.stats.multitest import multipletests
+
+    check_families(claims, families)
+    out = list(claims)
+    for name, fam in families.items():
+        members = [i for i, c in enumerate(out) if c.family == name]
+        if not members:
+            continue
+        ps = [out[i].p for i in members]
+        missing = [out[i].id for i, p in zip(members, ps, strict=True) if math.isnan(p)]
+        if missing:
+            raise ValueError(f"family {name!r}: claims without a p: {', '.join(missing)}")
+        qs = multipletests(ps, alpha=fam.alpha, method=fam.method)[1]
+        for i, q in zip(members, qs, strict=True):
+            out[i] = replace(out[i], q=float(q))
+    return out
+
+
+def claims_frame(claims: Iterable[Claim]) -> pd.DataFrame:
+    """The ledger as a table, one row a claim, with its verdict."""
+    rows = [c.as_row() for c in claims]
+    return pd.DataFrame(rows)
+
+
+def contradictions(frame: pd.DataFrame) -> list[str]:
+    """Pairs of rows that compare the same things on the same data with other verdicts.
+
+    ``frame`` is a ledger (``claims.csv``). Rows with another unit or another family may
+    differ in their numbers, but two rows of one comparison must not differ in verdict.
+    """
+    if frame.empty:
+        return []
+    sides = frame[["a", "b"]].astype(str).apply(lambda r: " | ".join(sorted(r)), axis=1)
+    keyed = frame.assign(_sides=sides)
+    found = []
+    for key, rows in keyed.groupby(["dataset", "scope", "metric", "unit", "_sides"], sort=True):
+        verdicts = sorted(set(rows["verdict"]) - {NOT_TESTED})
+        if len(verdicts) > 1:
+            ids = ", ".join(rows["id"].astype(str))
+            found.append(f"{' / '.join(map(str, key))}: {' vs '.join(verdicts)} ({ids})")
+    return found

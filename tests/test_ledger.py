@@ -1,0 +1,122 @@
+"""The claims ledger on disk and on the pages: one row per comparison, quoted by id."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from judgepanel.core.config import load_config
+from judgepanel.report import ledger, nbtools
+from judgepanel.report.index import write_index
+from judgepanel.report.manifest import table_paths
+from judgepanel.stats import wording
+from judgepanel.stats.claims import Claim, Family, contradictions
+
+CLAIM_LINK = re.compile(
+    r'<a class="jp-claim" data-claim="([^"]+)" data-verdict="([^"]+)"[^>]*>(.*?)</a>'
+)
+
+
+def _claim(**kw) -> Claim:
+    base = dict(
+        id="primary", a="H+P_gb", b="panel mean", dataset="eva", metric="spearman",
+        unit="images", estimate=0.05, ci_low=0.01, ci_high=0.09, p=0.004,
+        alternative="greater", symbol="Δρ",
+    )  # fmt: skip
+    base.update(kw)
+    return Claim(**base)
+
+
+def _runs_file(tmp: Path) -> Path:
+    runs = {
+        "profiles": {"p": {"description": "d", "simulated": True, "store": str(tmp / "s.sqlite"),
+                           "datasets": {"a": {"kind": "eva", "root": str(tmp / "eva")}},
+                           "families": {"aurora": "sim-aurora-v1"}}},
+        "runs": {"r-a": {"profile": "p", "dataset": "a", "notebooks": ["02_input_ablation"]}},
+    }  # fmt: skip
+    path = tmp / "runs.yaml"
+    path.write_text(yaml.safe_dump(runs))
+    return path
+
+
+def _page(tmp: Path) -> nbtools.Notebook:
+    return nbtools.setup(
+        run="r-a", name="02_input_ablation", tables_dir=tmp / "out" / "r-a" / "tables",
+        simulated=True,
+    )  # fmt: skip
+
+
+def test_a_claim_is_recorded_once_and_linked_with_its_verdict(tmp_path: Path) -> None:
+    nb = _page(tmp_path)
+    nb.declare(Family("ablation", "the arms of the pre-declared block"))
+    html = nb.claim(_claim(family="ablation", q=0.02, role="headline"), anchor="table2")
+    m = CLAIM_LINK.search(html)
+    assert m and m.group(1) == "r-a.02.primary" and m.group(2) == wording.BEATS
+    assert m.group(3).startswith("H+P_gb beats panel mean")
+    with pytest.raises(ValueError, match="recorded twice"):
+        nb.claim(_claim(family="ablation", q=0.02))
+    with pytest.raises(ValueError, match="did not declare"):
+        nb.claim(_claim(id="other", family="later", q=0.02))
+    with pytest.raises(ValueError, match="does not state its verdict"):
+        nb.claim(_claim(id="worded"), text="H+P_gb is ahead of the panel mean")
+
+    config = load_config(_runs_file(tmp_path))
+    out = tmp_path / "out"
+    frame = ledger.write_ledger(out, config)
+    assert list(frame["id"]) == ["r-a.02.primary"]
+    row = frame.iloc[0]
+    assert row["family"] == "r-a.02.ablation" and row["page"] == "r-a/02_input_ablation"
+    assert row["anchor"] == "table2" and row["verdict"] == wording.BEATS
+    assert Path("claims.csv") in table_paths(out)  # the ledger is in the manifest
+    assert json.loads((out / "claims.json").read_text())[0]["id"] == "r-a.02.primary"
+
+    write_index(out, [], config)
+    page = (out / "claims.html").read_text()
+    assert 'id="r-a.02.primary"' in page and "r-a.02.ablation" in page
+    index = (out / "index.html").read_text()
+    assert "Key claims" in index and "claims.html#r-a.02.primary" in index
+
+    # the notebook executed again starts with none of its earlier claims
+    _page(tmp_path)
+    assert ledger.write_ledger(out, config).empty
+
+
+def test_two_rows_of_one_comparison_cannot_disagree(tmp_path: Path) -> None:
+    nb = _page(tmp_path)
+    nb.claim(_claim(id="one"))
+    nb.claim(_claim(id="two", p=0.2))  # the same comparison, another verdict
+    with pytest.raises(ValueError, match="contradicts itself"):
+        ledger.write_ledger(tmp_path / "out", load_config(_runs_file(tmp_path)))
+
+
+def _ledger_and_links(report: Path) -> tuple[pd.DataFrame, list[tuple[Path, str, str, str]]]:
+    frame = pd.read_csv(report / "claims.csv", keep_default_na=False)
+    links = []
+    for page in sorted(report.glob("*/*.html")):
+        for m in CLAIM_LINK.finditer(page.read_text(encoding="utf-8")):
+            links.append((page, m.group(1), m.group(2), m.group(3)))
+    return frame, links
+
+
+@pytest.mark.slow
+def test_every_claim_on_every_page_is_its_ledger_row(small_report: Path) -> None:
+    """The shared report: each linked verdict is the one its row carries, every row is
+    shown on the page it names, and no two rows of one comparison disagree."""
+    frame, links = _ledger_and_links(small_report)
+    verdicts = dict(zip(frame["id"], frame["verdict"], strict=True))
+    assert links, "no page quotes the ledger"
+    for page, cid, verdict, text in links:
+        where = page.relative_to(small_report)
+        assert cid in verdicts, (where, cid)
+        assert verdict == verdicts[cid], (where, cid, verdict, verdicts[cid])
+        assert verdicts[cid] in text.replace("&amp;", "&"), (where, cid, text)
+    # every row is shown on the page it names: linked in a sentence, or in a table's cells
+    for row in frame.itertuples():
+        page = (small_report / f"{row.page}.html").read_text(encoding="utf-8")
+        assert row.id in page, (row.page, row.id)
+    assert contradictions(frame) == []
