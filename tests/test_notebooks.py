@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -19,6 +20,7 @@ from small_project import SECRET
 from judgepanel.cli import build_parser, report_command
 from judgepanel.report.execute import execute_notebook
 from judgepanel.report.index import write_index
+from judgepanel.stats import bh
 
 CASES = [
     ("test-eva", "00_scoring"),
@@ -108,6 +110,27 @@ def _check_04(tables: Path, markdown: str) -> None:
     assert "para: no logprob run is named" in markdown
 
 
+def _check_05(tables: Path, markdown: str) -> None:
+    versus = pd.read_csv(tables / "table_vab_score_then_rank.csv", keep_default_na=False)
+    assert "ahead" not in versus.columns  # no cell names a winner: the verdict is the claim's
+    out = versus["excluded"] != ""
+    # a ranker's pass^3 (its ap@1 by construction) and the repeated rows of two rankers stay
+    # in the table, out of the family: every pass^3 row here has a ranker on one side
+    pass3 = versus["stat"] == "pass3"
+    assert (out == pass3).all()
+    assert (versus.loc[out, "verdict"] == "not tested").all() and (versus.loc[out, "q"] == "").all()
+    tested = versus.loc[~out]
+    q = bh(tested["p"].astype(float).to_numpy())
+    assert np.allclose(tested["q"].astype(float), q, atol=1e-5)
+    for name in ("leader", "rank_leader", "score_then_rank", "vote", "position", "above_chance"):
+        table = pd.read_csv(tables / f"table_vab_{name}.csv")
+        assert {"verdict", "claim"} <= set(table.columns), name
+        assert table["claim"].str.startswith("test-vab.05.").all(), name
+    assert "Primary comparison, TB-1 ap@1" in markdown
+    assert "is ahead" not in markdown and "lie wholly above chance" not in markdown
+    assert "with q < 0.05" in markdown and "excludes zero" not in markdown
+
+
 def _check_09(tables: Path, markdown: str) -> None:
     designs = pd.read_csv(tables / "table_logprob_designs.csv")
     # the small project's eva design: k = 6, so one sample, means of 2, 5 and 6, the expected score
@@ -142,6 +165,7 @@ CHECKS = {
     "00_scoring": _check_00,
     "03_trio_sweep": _check_03,
     "04_headroom": _check_04,
+    "05_vab": _check_05,
     "09_logprob": _check_09,
 }
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.stats import bh, grouped_ratios
+from judgepanel.stats.grouped import snap_zero
 from judgepanel.stats.means import finite_ci, mean_difference, resampled_means
 from judgepanel.studies.vab.columns import STATS
 
@@ -25,6 +26,17 @@ def _mean(values: np.ndarray) -> float:
 
 def _total(values: np.ndarray) -> int:
     return int(np.sum(values))
+
+
+def tested_q(p: pd.Series | np.ndarray, excluded: pd.Series | np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg q over the rows not ``excluded`` (a non-empty reason); NaN on the
+    excluded rows, which stay out of the family so they cannot loosen its correction."""
+    p = np.asarray(p, dtype=float)
+    keep = np.asarray(excluded, dtype=str) == ""
+    q = np.full(p.shape, np.nan)
+    if keep.any():
+        q[keep] = bh(p[keep])
+    return q
 
 
 def accuracy_table(
@@ -124,7 +136,9 @@ def compare_judges(
     """Paired differences between judges on the same tasks (bootstrap over tasks).
 
     Every pair is drawn with the same ``seed``: on the tasks both judges answered, all
-    pairs see the same resamples.
+    pairs see the same resamples. An interval end within 1e-12 of zero is zero: a mean of
+    differences in thirds that is exactly zero may be summed to 1.8e-17, which would put
+    the interval on one side of zero by rounding alone.
 
     Args:
         scores: ``task_scores`` output (direct judges and score-then-rank rankers alike).
@@ -146,6 +160,10 @@ def compare_judges(
             raise ValueError(f"no {metric} scores for judge {a if a not in wide else b!r}")
         both = wide[[a, b]].dropna()
         va, vb = both[a].to_numpy(float), both[b].to_numpy(float)
+        diff = mean_difference(va - vb, n_resamples=n_resamples, seed=seed, confidence=confidence)
+        diff["ci_low"], diff["ci_high"] = (
+            float(x) for x in snap_zero([diff["ci_low"], diff["ci_high"]])
+        )
         rows.append(
             {
                 "a": a,
@@ -155,9 +173,7 @@ def compare_judges(
                 "n_tasks": int(va.size),
                 "value_a": float(va.mean()),
                 "value_b": float(vb.mean()),
-                **mean_difference(
-                    va - vb, n_resamples=n_resamples, seed=seed, confidence=confidence
-                ),
+                **diff,
             }
         )
     out = pd.DataFrame(rows)

@@ -13,12 +13,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgepanel.stats import bh, grouped_ratios
+from judgepanel.stats import grouped_ratios
+from judgepanel.studies.vab.accuracy import tested_q
 from judgepanel.studies.vab.predictions import gold_of, with_gold
 
 SLOT_CLASSES: tuple[str, ...] = ("first", "middle", "last")
 KEYS: list[str] = ["judge", "kind", "field", "slot"]
 """The groups of the slot-class tables."""
+MIRROR = "mirrors the first-slot row: in a pair the two slots' excesses are opposite"
+"""Why the last-slot row of a group of pairs alone is kept out of the correction family."""
 
 _FIELDS: tuple[tuple[str, str, str], ...] = (
     ("vab_top1", "best", "pred_best"),
@@ -113,7 +116,10 @@ def position_table(
     Returns:
         judge, kind, field (best|worst), slot (first|middle|last), n_answers, picked,
         expected, delta (picked - expected), ci_low, ci_high, p (two-sided bootstrap over
-        tasks), q (Benjamini-Hochberg over every row of the table).
+        tasks), q (Benjamini-Hochberg over the rows not excluded; NaN on the excluded),
+        excluded (why a row is left out of the correction, "" for a tested row: in a
+        group of pairs alone, with no middle slot, the last slot's excess is minus the
+        first's on every resample, so that row repeats the first's test).
     """
     ff = _field_frame(pred, tasks, repetitions)
     ff = ff.loc[ff["picked_slot"] >= 0]
@@ -158,8 +164,11 @@ def position_table(
         p=ci["p"],
     )
     out = _in_slot_order(out)
+    groups = out.groupby(KEYS[:-1], sort=False)["slot"].transform(lambda s: "middle" in set(s))
+    out["q"] = np.nan
+    out["excluded"] = np.where((out["slot"] == "last") & ~groups.astype(bool), MIRROR, "")
     if len(out):
-        out["q"] = bh(out["p"].to_numpy())
+        out["q"] = tested_q(out["p"], out["excluded"])
     return out
 
 

@@ -17,7 +17,9 @@ per-image rubric calls of the scoring path:
 Every ranker answers in the predictions table of :mod:`judgepanel.studies.vab.columns`, so its
 Top-1 and TB-1 are scored on the same tasks and with the same denominator as the direct
 judges; :func:`rank_vs_direct` then compares them pairwise by a paired bootstrap over tasks
-with Benjamini-Hochberg q across all the comparisons of the table.
+with Benjamini-Hochberg q across the comparisons of the table that test something: a row
+equal to another by construction (a ranker's pass^3 is its ap@1) keeps its numbers and the
+reason in ``excluded``, out of the correction.
 """
 
 from __future__ import annotations
@@ -29,10 +31,10 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import GradientBoostingRegressor
 
-from judgepanel.stats import bh, spearman
+from judgepanel.stats import spearman
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 from judgepanel.studies.common.features import dimension_means, holistic_means
-from judgepanel.studies.vab.accuracy import compare_judges
+from judgepanel.studies.vab.accuracy import compare_judges, tested_q
 from judgepanel.studies.vab.columns import STANDARD_REPS
 from judgepanel.studies.vab.rank import panel_scores, rank_predictions
 
@@ -297,6 +299,34 @@ def like_for_like_pairs(
     return pairs
 
 
+BUILT_IN = "a ranker's pass^3 is its ap@1 by construction, as it answers every order alike"
+"""Why a ranker-against-direct-judge pass^3 row is kept out of the correction family."""
+BOTH_RANKERS = "repeats the ap@1 row: both sides answer every order alike, so pass^3 is ap@1"
+"""Why a pass^3 row of two rankers is kept out of the correction family."""
+PAIRS_ONLY = "repeats the Top-1 row: every task is a pair, whose TB-1 is read from Top-1"
+"""Why a TB-1 row on pairs alone is kept out of the correction family."""
+
+
+def built_in_reason(
+    a: str, b: str, metric: str, stat: str, *, pairs_only: bool = False, has_top1: bool = True
+) -> str:
+    """Why the row ``a − b`` on ``metric`` and ``stat`` equals another row by construction,
+    or "" for a row that tests something.
+
+    - a pass^3 row with a ranker on either side: the ranker's pass^3 is its ap@1 (it answers
+      every order alike), so against a direct judge the row only restates that the ranker
+      cannot change its answer with the order (its p sits at the bootstrap's floor), and
+      between two rankers it repeats their ap@1 row;
+    - a TB-1 row on pairs alone, when the table also has the Top-1 row: for a pair TB-1 is
+      read from the Top-1 answer, so the two rows are one.
+    """
+    if stat == "pass3" and (is_ranker(a) or is_ranker(b)):
+        return BOTH_RANKERS if is_ranker(a) and is_ranker(b) else BUILT_IN
+    if metric == "tb1" and pairs_only and has_top1:
+        return PAIRS_ONLY
+    return ""
+
+
 def rank_vs_direct(
     scores: pd.DataFrame,
     pairs: Sequence[tuple[str, str]],
@@ -307,7 +337,13 @@ def rank_vs_direct(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """Paired comparisons on the same tasks, with BH q across every row of the table.
+    """Paired comparisons on the same tasks, with BH q across the rows that test something.
+
+    A row equal to another by construction (:func:`built_in_reason`: a ranker's pass^3, a
+    TB-1 row on pairs alone) and a pair listed a second time, in either order, stay in the
+    table with their numbers and the reason in ``excluded``, but out of the correction: 14
+    rows at the bootstrap's floor in a family of 32 would loosen the q of every real
+    comparison.
 
     Args:
         scores: ``task_scores`` of direct judges and rankers together.
@@ -316,9 +352,10 @@ def rank_vs_direct(
 
     Returns:
         a, b, metric, stat, n_tasks, value_a, value_b, delta, ci_low, ci_high, p
-        (two-sided bootstrap over tasks, the same resamples for every row), q (BH over
-        all rows), ahead (the judge with the higher value, ``tie`` when equal; whether the
-        lead is more than noise is for ``ci_low``, ``ci_high`` and ``q`` to say).
+        (two-sided bootstrap over tasks, the same resamples for every row), q (BH over the
+        rows not excluded; NaN on the excluded), excluded (why the row is left out of the
+        correction, "" for a tested row). No column names a winner: the verdict of a row
+        is its claim's (:mod:`judgepanel.studies.vab.verdicts`).
     """
     parts = [
         compare_judges(
@@ -334,11 +371,32 @@ def rank_vs_direct(
         for s in stats
     ]
     out = pd.concat(parts, ignore_index=True)
-    if len(out):
-        out["q"] = bh(out["p"].to_numpy())
-        out["ahead"] = np.where(
-            out["delta"] > 0, out["a"], np.where(out["delta"] < 0, out["b"], "tie")
+    if not len(out):
+        return out.assign(excluded=pd.Series(dtype=str))
+    # a table without set sizes says nothing of pairs alone: no row is read as one
+    k_of = (
+        scores.drop_duplicates("task_id").set_index("task_id")["k"]
+        if "k" in scores.columns
+        else pd.Series(dtype=float)
+    )
+    excluded = []
+    first: dict[tuple[frozenset[str], str, str], tuple[str, str]] = {}
+    for r in out.itertuples(index=False):
+        key = (frozenset((r.a, r.b)), r.metric, r.stat)
+        if key in first:
+            a0, b0 = first[key]
+            excluded.append(f"repeats the row {a0} − {b0}, tested once")
+            continue
+        first[key] = (r.a, r.b)
+        both = scores.loc[scores["judge"].isin([r.a, r.b]), "task_id"].unique()
+        pairs_only = bool(len(both)) and bool(k_of.reindex(both).eq(2).all())
+        excluded.append(
+            built_in_reason(
+                r.a, r.b, r.metric, r.stat, pairs_only=pairs_only, has_top1="top1" in metrics
+            )
         )
+    out["excluded"] = excluded
+    out["q"] = tested_q(out["p"], out["excluded"])
     return out
 
 
@@ -350,7 +408,9 @@ class Leader:
         table: :func:`rank_vs_direct` rows (leader minus each other judge).
         order: the judges by point estimate, leader first.
         separated: for each of ``order[1:]``, whether the leader is ahead with an interval
-            above zero and q < ``alpha``; the others are tied with it.
+            above zero and q < ``alpha`` in this table; a rival whose row is excluded (it is
+            tested elsewhere) reads False here, and its separation is that other row's
+            verdict (:func:`judgepanel.studies.vab.verdicts.separated`).
     """
 
     table: pd.DataFrame
@@ -367,11 +427,16 @@ def separate_leader(
     n_resamples: int = 10_000,
     seed: int = 0,
     alpha: float = 0.05,
+    tested_elsewhere: Sequence[tuple[str, str]] = (),
+    elsewhere: str = "tested among the like-for-like comparisons, whose row decides",
 ) -> Leader:
     """Whether the best judge (:func:`best_judge`) is separated from each other judge.
 
     A page may call the leader the most accurate only when it is separated from every
-    other judge; otherwise the wording layer names the judges tied with it.
+    other judge; otherwise the wording layer names the judges tied with it. A rival whose
+    pair is in ``tested_elsewhere`` (in either order) keeps its row, excluded from this
+    table's correction with the reason ``elsewhere``: one comparison has one verdict, that
+    of the family it is tested in.
     """
     lead = best_judge(scores, judges, metric=metric, stat=stat)
     rivals = [j for j in judges if j != lead]
@@ -383,6 +448,11 @@ def separate_leader(
         n_resamples=n_resamples,
         seed=seed,
     )
+    if len(table):
+        other = {frozenset(p) for p in tested_elsewhere}
+        twice = [frozenset((a, b)) in other for a, b in zip(table["a"], table["b"], strict=True)]
+        table["excluded"] = table["excluded"].where(~pd.Series(twice, index=table.index), elsewhere)
+        table["q"] = tested_q(table["p"], table["excluded"])
     order = [lead, *table.sort_values("value_b", ascending=False, kind="stable")["b"]]
     separated = [
         bool(((table["b"] == j) & (table["ci_low"] > 0) & (table["q"] < alpha)).any())

@@ -13,11 +13,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgepanel.stats import bh, grouped_ratios
+from judgepanel.stats import grouped_ratios
 from judgepanel.stats.means import ROUND_OFF
+from judgepanel.studies.vab.accuracy import tested_q
 from judgepanel.studies.vab.columns import STANDARD_REPS
 from judgepanel.studies.vab.predictions import check_predictions, gold_of, pair_worst, with_gold
 from judgepanel.studies.vab.scores import metric_grid, task_scores
+
+PAIRS_ONLY = "repeats the Top-1 row: every task is a pair, whose TB-1 is read from Top-1"
+"""Why a judge's TB-1 row on pairs alone is kept out of the correction family."""
 
 
 def _vote_credits(df: pd.DataFrame, label: str, gold: str) -> pd.Series:
@@ -106,8 +110,11 @@ def vote_table(
 
     Returns:
         judge, metric, n_tasks, single, vote, delta (vote - single), ci_low, ci_high, p,
-        q (Benjamini-Hochberg over the table's rows), calls_single (1 per task and prompt
-        kind), calls_vote (orders per task and kind), cost_ratio.
+        q (Benjamini-Hochberg over the rows not excluded; NaN on the excluded), excluded
+        (why a row is left out of the correction, "" for a tested row: a judge's TB-1 row
+        when all its tasks are pairs, where TB-1 is read from the Top-1 answer and the row
+        repeats the Top-1 row), calls_single (1 per task and prompt kind), calls_vote
+        (orders per task and kind), cost_ratio.
     """
     scores = task_scores(pred, tasks, repetitions=repetitions)
     votes = vote_scores(pred, tasks, repetitions=repetitions)
@@ -139,10 +146,21 @@ def vote_table(
             "ci_low": table["ci_low"],
             "ci_high": table["ci_high"],
             "p": table["p"],
-            "q": bh(table["p"].to_numpy()) if len(table) else [],
+            "q": np.nan,
+            "excluded": "",
             "calls_single": 1,
             "calls_vote": n_orders,
             "cost_ratio": float(n_orders),
         }
     )
+    if len(out):
+        pairs_only = both.groupby("judge")["k"].max() == 2
+        has_top1 = set(zip(out["judge"], out["metric"], strict=True))
+        out["excluded"] = [
+            PAIRS_ONLY
+            if m == "tb1" and bool(pairs_only.get(j, False)) and (j, "top1") in has_top1
+            else ""
+            for j, m in zip(out["judge"], out["metric"], strict=True)
+        ]
+        out["q"] = tested_q(out["p"], out["excluded"])
     return out
