@@ -113,3 +113,11 @@ def test_verdicts_follow_the_rule_on_random_rows(seed):
         else:
             assert not (lo > 0 and passes and alt != "less")
             assert not (hi < 0 and passes and alt != "greater")
+
+
+def test_a_claim_reads_a_comparison_row_and_names_its_metric():
+    row = {"delta": -0.1, "ci_low": -0.2, "ci_high": -0.05, "p": 0.01, "q": 0.03}
+    c = Claim.of_row(row, id="r", a="x", b="y", dataset="d", metric="kendall_b", unit="images",
+                     alternative="less")  # fmt: skip
+    assert (c.estimate, c.ci_low, c.ci_high, c.p, c.q) == (-0.1, -0.2, -0.05, 0.01, 0.03)
+    assert c.symbol == "Δτ_b" and c.verdict == wording.FALLS_BELOW

@@ -42,6 +42,8 @@ VERDICTS = (
     NOT_TESTED,
 )
 ALTERNATIVES = ("two-sided", "greater", "less")
+SYMBOLS = {"spearman": "Δρ", "kendall_b": "Δτ_b"}
+"""How a sentence names a difference of each rank metric."""
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.:+-]*$")
 
 
@@ -131,6 +133,21 @@ class Claim:
             raise ValueError(
                 f"claim {self.id!r} is excluded ({self.excluded}) but names family {self.family!r}"
             )
+
+    @classmethod
+    def of_row(cls, row: Any, **fields: Any) -> Claim:
+        """A claim from a row of a comparison table (``delta``, ``ci_low``, ``ci_high``, ``p``
+        and ``q``, the columns every comparison table here has); ``fields`` name the rest.
+        The symbol follows the metric unless given."""
+        fields.setdefault("symbol", SYMBOLS.get(str(fields.get("metric")), "Δ"))
+        return cls(
+            estimate=float(row["delta"]),
+            ci_low=float(row["ci_low"]),
+            ci_high=float(row["ci_high"]),
+            p=float(row["p"]),
+            q=float(row["q"]),
+            **fields,
+        )
 
     @property
     def decisive_p(self) -> float:

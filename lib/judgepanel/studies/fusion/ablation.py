@@ -242,7 +242,8 @@ def ablation_claim(
     """One row of Table 2 as a claim of the ledger: a one-sided test for the arm being
     better, corrected within its block, comparator and metric."""
     r = ablation_row(long, block, arm, comparator, metric)
-    return Claim(
+    return Claim.of_row(
+        r,
         id=f"{slug(block)}:{slug(arm)}-vs-{slug(comparator)}:{metric}",
         a=arm,
         b=comparator,
@@ -250,15 +251,9 @@ def ablation_claim(
         scope=f"{block}: {', '.join(canonical(str(r['families']).split(', ')))}",
         metric=metric,
         unit="images",
-        estimate=float(r["delta"]),
-        ci_low=float(r["ci_low"]),
-        ci_high=float(r["ci_high"]),
-        p=float(r["p"]),
-        q=float(r["q"]),
         alternative="greater",
         family=family_name(block, comparator, metric),
         alpha=alpha,
-        symbol="Δρ" if metric == "spearman" else "Δτ_b",
         role=role,
         note="fold partition seed 42",
     )

@@ -126,7 +126,8 @@ def sham_claim(
         raise KeyError(f"the sham table has {len(sel)} rows for {arm!r} against {comparator!r}")
     r = sel.iloc[0]
     comp = comparator.lower().replace(" ", "_")
-    return Claim(
+    return Claim.of_row(
+        r,
         id=f"sham:{arm.lower()}-vs-{comp}:{metric}",
         a=arm,
         b=comparator,
@@ -134,15 +135,9 @@ def sham_claim(
         scope=f"pre-declared: {', '.join(canonical(str(r['families']).split(', ')))}",
         metric=metric,
         unit="images",
-        estimate=float(r["delta"]),
-        ci_low=float(r["ci_low"]),
-        ci_high=float(r["ci_high"]),
-        p=float(r["p"]),
-        q=float(r["q"]),
         alternative=SHAM_COMPARATORS[comparator],
         family=f"sham:{comp}:{metric}",
         alpha=alpha,
-        symbol="Δρ" if metric == "spearman" else "Δτ_b",
         role=role,
         note="fold partition seed 42",
     )
