@@ -80,6 +80,8 @@ def test_a_claim_is_recorded_once_and_linked_with_its_verdict(tmp_path: Path) ->
     assert 'id="r-a.02.primary"' in page and "r-a.02.ablation" in page
     index = (out / "index.html").read_text()
     assert "Key claims" in index and "claims.html#r-a.02.primary" in index
+    # the glossary lists the families as the page declared them
+    assert "Correction families" in index and "<dt>r-a.02.ablation</dt>" in index
 
     # the notebook executed again starts with none of its earlier claims
     _page(tmp_path)

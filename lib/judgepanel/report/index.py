@@ -153,6 +153,7 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
     write_ledger_page(outputs, config, claims, simulated=any(r["simulated"] for r in runs))
     page = _ENV.get_template("index.html.j2").render(
         key_claims=key_claims(claims),
+        families=ledger.families(outputs, config),
         n_claims=len(claims),
         runs=runs,
         simulated=any(r["simulated"] for r in runs),
