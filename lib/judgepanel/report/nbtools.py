@@ -345,6 +345,25 @@ class Notebook:
         self.claims[claim.id] = (recorded, said)
         return ledger.claim_link(recorded, said)
 
+    def record_claims(
+        self,
+        claims: Sequence[Claim],
+        anchor: str,
+        words: dict[str, dict[str, Any]] | None = None,
+        **common: Any,
+    ) -> list[str]:
+        """Record every claim of a table (``words`` by claim id and ``common`` go to each
+        claim's sentence) and return their ledger ids, in the table's order."""
+        words = words or {}
+        for c in claims:
+            self.claim(c, anchor=anchor, **{**common, **words.get(c.id, {})})
+        return [self.claims[c.id][0].id for c in claims]
+
+    def quote(self, claim: Claim | str) -> str:
+        """A claim this page recorded, stated with its recorded words and linked to its row."""
+        key = claim if isinstance(claim, str) else claim.id
+        return ledger.claim_link(*self.claims[key])
+
     def declare(self, *families: Family) -> None:
         """Declare the page's correction families, before any result is computed; they go
         to the ledger (``claims.html`` lists them) under ``<run>.<NN>.<name>``."""
