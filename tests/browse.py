@@ -42,6 +42,8 @@ class PageReport:
     remote_requests: list[str] = field(default_factory=list)
     banner_top: float | None = None
     tallest_flat_table: float = 0.0
+    page_width: int = 0
+    widest: str = ""
     broken_links: list[str] = field(default_factory=list)
 
 
@@ -74,6 +76,14 @@ def inspect(browser, path: Path, screens: Path | None = None) -> PageReport:
     page.wait_for_load_state("load")
     report.title = page.title()
     report.height = int(page.evaluate("document.documentElement.scrollHeight"))
+    report.page_width = int(page.evaluate("document.documentElement.scrollWidth"))
+    report.widest = page.evaluate(
+        """() => { let w = null, r = 0;
+             for (const e of document.body.querySelectorAll('*')) {
+               const right = e.getBoundingClientRect().right;
+               if (right > r) { r = right; w = e; } }
+             return w ? `${w.tagName}.${w.className} (right edge ${Math.round(r)} px)` : ''; }"""
+    )
     banner = page.query_selector(".jp-sim-banner")
     if banner is not None:
         box = banner.bounding_box()

@@ -58,6 +58,8 @@ def test_every_page_reads_well_offline(
         assert r.title and r.title != "Notebook", where
         assert r.banner_top is not None and r.banner_top < 900, (where, r.banner_top)
         assert r.tallest_flat_table <= 1200, (where, r.tallest_flat_table)
+        # nothing wider than the 1280 px window: a wide table scrolls inside its own box
+        assert r.page_width <= 1280, (where, r.page_width, r.widest)
         assert r.broken_links == [], (where, r.broken_links)
     for path in notebooks:
         html = path.read_text(encoding="utf-8")

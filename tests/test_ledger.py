@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -122,3 +123,18 @@ def test_every_claim_on_every_page_is_its_ledger_row(small_report: Path) -> None
         page = (small_report / f"{row.page}.html").read_text(encoding="utf-8")
         assert row.id in page, (row.page, row.id)
     assert contradictions(frame) == []
+    # a page that names another page's comparison links that row, which must exist
+    refs = {
+        (page.relative_to(small_report), ref)
+        for page in small_report.rglob("*.html")
+        for ref in re.findall(r'data-claim-ref="([^"]+)"', page.read_text(encoding="utf-8"))
+    }
+    assert refs, "no page links a comparison another page owns"
+    for where, ref in refs:
+        assert html.unescape(ref) in verdicts, (where, ref)
+    # the headline margins carry their spread over random fold partitions
+    n = pd.to_numeric(frame["spread_n"]).fillna(0)
+    spread = frame[n > 0]
+    assert not spread.empty and (spread["role"] == "headline").any()
+    low, high = (pd.to_numeric(spread[c]) for c in ("spread_p05", "spread_p95"))
+    assert (low <= high).all()

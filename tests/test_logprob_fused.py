@@ -10,11 +10,12 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from judgepanel.core.config import load_config
+from judgepanel.core.config import Price, load_config
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.report.steps import data_keys, read_keys
 from judgepanel.studies.fusion import logprob_designs as lpd
 from judgepanel.studies.fusion import logprob_fused as lpf
+from judgepanel.studies.fusion import recipe
 
 FAMS = ["aurora", "basalt"]
 COST = {"holistic": 1e-4, "dimension": 2e-4, "holistic_logprob": 3e-4, "dimension_logprob": 5e-4}
@@ -240,3 +241,26 @@ def test_a_run_reads_the_datasets_its_parameters_name(tmp_path) -> None:
     logprob = config.run("demo-logprob")
     assert read_keys(logprob) == {("demo", "eva-logprob"), ("demo", "eva")}
     assert read_keys(config.run("demo-eva")) == data_keys(config.run("demo-eva"))
+
+
+def test_one_price_basis_for_the_recipe_and_the_logprob_designs() -> None:
+    """Priced from the price table, a design costs what the recipe's option of the same
+    calls costs, whatever the store recorded as billed (a batch at half price here)."""
+    calls, _ = _calls(n_images=20)
+    calls = calls.assign(model="m-" + calls["family"], cost=calls["cost"] / 2)
+    table = {f"m-{f}": Price(input=2.0 + i, output=8.0) for i, f in enumerate(FAMS)}
+    scores = lpd.design_scores(calls, 5, 0.3)
+    listed = lpd.design_costs(calls, scores, table.__getitem__).set_index(["family", "design"])
+    billed = lpd.design_costs(calls, scores).set_index(["family", "design"])
+    tokens = recipe.tokens_per_call(calls)
+    options = recipe.option_costs(
+        tokens, {f: f"m-{f}" for f in FAMS}, best_family="aurora", predeclared=FAMS, k=5, r=2,
+        price=table.__getitem__,
+    ).set_index("option")  # fmt: skip
+    single = listed.loc[("aurora", "mean of 5"), "usd_per_1000_images"]
+    assert single == pytest.approx(options.loc["best single", "usd_per_1000"])
+    per_call = table["m-aurora"].cost(TOKENS["holistic"] - 10, 10)
+    assert single == pytest.approx(5000 * per_call)
+    assert billed.loc[("aurora", "mean of 5"), "usd_per_1000_images"] == pytest.approx(
+        5000 * COST["holistic"] / 2
+    )

@@ -11,7 +11,9 @@ from sklearn.linear_model import LinearRegression
 
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import spearman
+from judgepanel.stats.multitest import bh
 from judgepanel.studies.common.combiners import gb_combiner, make_folds, oof_predict
+from judgepanel.studies.fusion import ablation
 from judgepanel.studies.fusion import robustness as rb
 from judgepanel.studies.fusion.blocks import build_blocks, hp_design
 
@@ -63,6 +65,33 @@ def test_partition_sweep_rows_and_reference(world):
     assert sweep["rho"].nunique() > 1  # the partition does move the fused arm
     with pytest.raises(ValueError, match="reference seed"):
         rb.sweep_partitions(blocks, {"trio": FAMILIES}, seeds=(1, 42))
+
+
+def test_headline_margins_and_their_spread_match_table_2(world):
+    """The reference partition's margins are Table 2's fixed-partition estimates, so the
+    spread printed beside a headline is the spread of that very number."""
+    _, _, blocks = world
+    sweep = rb.sweep_partitions(blocks, {"pre-declared": FAMILIES}, seeds=(0, 1, 2), n_jobs=1)
+    long = ablation.ablate_inputs(blocks, {"pre-declared": FAMILIES}, n_resamples=200, n_jobs=1)
+    ref = sweep[sweep["reference"]].iloc[0]
+    for comparator in ("panel mean", "best single"):
+        for metric in ("spearman", "kendall_b"):
+            row = ablation.ablation_row(long, "pre-declared", "H+P_gb", comparator, metric)
+            column = rb.partitions.MARGINS[(comparator, metric)]
+            assert ref[column] == pytest.approx(row["delta"], abs=1e-12), (comparator, metric)
+            margins = rb.random_margins(sweep, "pre-declared", comparator, metric)
+            assert len(margins) == 3 and not np.isin(ref[column], margins).all()
+    claim = ablation.ablation_claim(
+        long, "pre-declared", "H+P_gb", "panel mean", dataset="d",
+        spread=rb.random_margins(sweep, "pre-declared", "panel mean"),
+    )  # fmt: skip
+    assert claim.spread_n == 3 and claim.estimate == pytest.approx(ref["delta_rho_panel"])
+    assert claim.spread_p05 <= claim.spread_mean <= claim.spread_p95
+    assert "over 3 random fold partitions" in claim.words()
+    with pytest.raises(ValueError, match="no margin over"):
+        rb.random_margins(sweep, "pre-declared", "F11_gb")
+    with pytest.raises(ValueError, match="no random partition"):
+        rb.random_margins(sweep, "all five", "panel mean")
 
 
 def test_partition_summary_rank_and_percentile():
@@ -283,6 +312,22 @@ def test_label_matched_arms_use_the_image_statistics(world):
     sp = sp.set_index("arm")
     assert sp.loc["F11_ridge", "value"] > 0.9 and sp.loc["F11_ridge", "delta"] > 0
     assert {"F11_gb", "best single, isotonic", "H+P_gb", "panel mean"} <= set(sp.index)
+    # Table 2's comparisons are 02's: named with its row id, out of this table's correction
+    owned = res[res["owner"] != ""]
+    pairs = {frozenset((a, c)) for a, c in zip(owned["arm"], owned["comparator"], strict=True)}
+    assert pairs == {frozenset(("H+P_gb", "best single")), frozenset(("panel mean", "best single")),
+                     frozenset(("panel mean", "H+P_gb"))}  # fmt: skip
+    assert owned["q"].isna().all() and set(owned["owner"]) == {ablation.OWNER}
+    back = owned[(owned["arm"] == "panel mean") & (owned["comparator"] == "H+P_gb")]
+    assert set(back["owner_claim"]) == {
+        ablation.claim_id("pre-declared", "H+P_gb", "panel mean", m) for m in back["metric"]
+    }
+    own = res[
+        (res["owner"] == "") & (res["comparator"] == "best single") & (res["metric"] == "spearman")
+    ]
+    np.testing.assert_allclose(own["q"], bh(own["p"].to_numpy()))
+    said = rb.describe_against_fused(res.assign(dataset="d"), cite=lambda n, i, t: f"<{i}|{t}>")
+    assert "<pre-declared:h+p_gb-vs-panel_mean:spearman|" in said
     with pytest.raises(ValueError, match="no image statistics"):
         rb.compare_label_matched(blocks, FAMILIES, stats.iloc[5:], n_resamples=50, n_jobs=1)
 

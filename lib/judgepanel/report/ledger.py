@@ -31,7 +31,7 @@ LEDGER_PAGE = "claims.html"
 COLUMNS = (
     "id", "verdict", "a", "b", "dataset", "scope", "metric", "unit", "estimate", "ci_low",
     "ci_high", "p", "q", "alternative", "family", "alpha", "margin", "excluded", "role",
-    "note", "page", "anchor",
+    "spread_n", "spread_mean", "spread_p05", "spread_p95", "note", "page", "anchor",
 )  # fmt: skip
 """The ledger's columns, in the order ``claims.csv`` writes them."""
 
@@ -48,6 +48,26 @@ def claim_link(claim: Claim, text: str, *, from_page: bool = True) -> str:
         f'<a class="jp-claim" data-claim="{html.escape(claim.id)}" '
         f'data-verdict="{html.escape(claim.verdict)}" href="{href}">{html.escape(text)}</a>'
     )
+
+
+def reference_link(claim_id: str, text: str, *, from_page: bool = True) -> str:
+    """``text`` as a link to another page's ledger row, marked ``data-claim-ref`` with its
+    id: the page names the comparison and leaves its verdict to the page that owns it."""
+    href = f"{'../' if from_page else ''}{LEDGER_PAGE}#{claim_id}"
+    return (
+        f'<a class="jp-claim-ref" data-claim-ref="{html.escape(claim_id)}" '
+        f'href="{href}">{html.escape(text)}</a>'
+    )
+
+
+def owner_run(config: Config, run: str, notebook: str, dataset: str) -> str | None:
+    """The run of ``run``'s profile that executes ``notebook`` on ``dataset`` alone (where
+    the ledger row of a comparison owned by that notebook lives), or None."""
+    profile = config.run(run).profile.name
+    for other in config.runs_of(profile):
+        if notebook in other.notebooks and other.datasets == (dataset,):
+            return other.name
+    return None
 
 
 def _clean(value: Any) -> Any:
@@ -126,6 +146,20 @@ def _cell(value: Any) -> str:
     return html.escape(str(value))
 
 
+SPREAD = ("spread_n", "spread_mean", "spread_p05", "spread_p95")
+"""The columns the page shows as one cell, ``partition spread``."""
+
+
+def _spread(r: dict[str, Any]) -> str:
+    n = r.get("spread_n")
+    if not n or (isinstance(n, float) and math.isnan(n)):
+        return "–"
+    return (
+        f"{r['spread_mean']:+.3f} ({r['spread_p05']:+.3f} to {r['spread_p95']:+.3f}), "
+        f"{int(n)} partitions"
+    )
+
+
 def ledger_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The ledger's rows as the page shows them: each cell as text, the page as a link."""
     shown = []
@@ -138,10 +172,18 @@ def ledger_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
                 "verdict": str(r["verdict"]),
                 "href": f"{page}.html" if page else "",
                 "where": page + (f" · {anchor}" if anchor else ""),
-                "cells": [_cell(r[c]) for c in COLUMNS if c not in ("id", "verdict", "page")],
+                "cells": [
+                    _spread(r) if c == "spread_n" else _cell(r[c])
+                    for c in COLUMNS
+                    if c not in ("id", "verdict", "page", *SPREAD[1:])
+                ],
             }
         )
     return shown
 
 
-LEDGER_HEADERS = [c for c in COLUMNS if c not in ("id", "verdict", "page")]
+LEDGER_HEADERS = [
+    "partition spread" if c == "spread_n" else c
+    for c in COLUMNS
+    if c not in ("id", "verdict", "page", *SPREAD[1:])
+]

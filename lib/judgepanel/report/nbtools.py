@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 
+from judgepanel.core.config import Config
 from judgepanel.report import ledger
 from judgepanel.report.jsonfile import update_json
 from judgepanel.report.manifest import write_table
@@ -363,6 +364,26 @@ class Notebook:
         """A claim this page recorded, stated with its recorded words and linked to its row."""
         key = claim if isinstance(claim, str) else claim.id
         return ledger.claim_link(*self.claims[key])
+
+    def cite(self, run: str | None, notebook: str, claim_id: str, text: str) -> str:
+        """``text`` linked to the ledger row ``claim_id`` that ``notebook`` of ``run`` owns
+        (plain text when no run of the report owns it): a comparison another page tests is
+        named here, not worded again."""
+        if run is None:
+            return text
+        return ledger.reference_link(ledger.full_id(run, notebook, claim_id), text)
+
+    def citer(self, config: Config, notebook: str) -> Callable[[str, str, str], str]:
+        """:meth:`cite` for the rows ``notebook`` owns, the run found per dataset: the run of
+        this page's profile that executes ``notebook`` on that dataset alone."""
+        runs: dict[str, str | None] = {}
+
+        def cite(dataset: str, claim_id: str, text: str) -> str:
+            if dataset not in runs:
+                runs[dataset] = ledger.owner_run(config, self.run, notebook, dataset)
+            return self.cite(runs[dataset], notebook, claim_id, text)
+
+        return cite
 
     def declare(self, *families: Family) -> None:
         """Declare the page's correction families, before any result is computed; they go

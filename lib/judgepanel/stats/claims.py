@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from judgepanel.stats import wording
@@ -92,6 +93,10 @@ class Claim:
         symbol: how a sentence names the difference (``Δρ``).
         in_points: a difference of proportions, written in percentage points.
         role: ``headline`` for the comparison a page leads with, else "".
+        spread_n, spread_mean, spread_p05, spread_p95: where the estimate rests on one fixed
+            choice (the fold partition of the out-of-fold fits), the same difference over
+            ``spread_n`` random choices: its mean and 5th and 95th percentiles. The
+            estimate, interval and verdict stay the fixed choice's; 0 means no spread.
         note: what a reader needs beside the numbers (the fold partition, the price basis).
         page, anchor: where it is shown (``run/notebook`` and a table or figure name); set
             by the page that records it.
@@ -117,6 +122,10 @@ class Claim:
     symbol: str = "Δ"
     in_points: bool = False
     role: str = ""
+    spread_n: int = 0
+    spread_mean: float = math.nan
+    spread_p05: float = math.nan
+    spread_p95: float = math.nan
     note: str = ""
     page: str = ""
     anchor: str = ""
@@ -180,7 +189,7 @@ class Claim:
         if self.excluded:
             return f"{a or self.a} against {b or self.b} is not tested ({self.excluded})"
         family = kw.pop("family", None)
-        return wording.describe_difference(
+        said = wording.describe_difference(
             self.difference,
             a or self.a,
             b or self.b,
@@ -188,6 +197,31 @@ class Claim:
             in_points=kw.pop("in_points", self.in_points),
             family=family,
             **kw,
+        )
+        return said + self.spread_words()
+
+    def spread_words(self) -> str:
+        """The estimate's spread over random choices, as a parenthesis ("" without one)."""
+        if not self.spread_n:
+            return ""
+        return (
+            f" (over {self.spread_n} random fold partitions the same difference averages "
+            f"{self.spread_mean:+.3f}, 5th to 95th percentile {self.spread_p05:+.3f} to "
+            f"{self.spread_p95:+.3f}; the verdict is the fixed partition's)"
+        )
+
+    def with_spread(self, values: Any) -> Claim:
+        """This claim with the spread of ``values``, the difference under each random choice."""
+        v = np.asarray(values, dtype=float)
+        v = v[np.isfinite(v)]
+        if not v.size:
+            return self
+        return replace(
+            self,
+            spread_n=int(v.size),
+            spread_mean=float(v.mean()),
+            spread_p05=float(np.percentile(v, 5)),
+            spread_p95=float(np.percentile(v, 95)),
         )
 
     def key(self) -> tuple[str, ...]:

@@ -208,6 +208,29 @@ COMPARATORS: tuple[str, ...] = ("best single", "panel mean")
 METRICS: tuple[str, ...] = ("spearman", "kendall_b")
 
 
+OWNER = "02_input_ablation"
+"""The notebook whose ledger rows own Table 2's comparisons; another page that shows one of
+them links that row instead of testing it again."""
+
+OWNED_SIDES: tuple[str, ...] = ("H+P_gb", "panel mean", "best single")
+"""The arms whose comparisons with each other Table 2 tests, in the order it orients them
+(the first named is the arm, the later one its comparator)."""
+
+
+def claim_id(block: str, arm: str, comparator: str, metric: str = "spearman") -> str:
+    """The ledger id (within its run and notebook) of one row of Table 2."""
+    return f"{slug(block)}:{slug(arm)}-vs-{slug(comparator)}:{metric}"
+
+
+def owned_claim_id(block: str, a: str, b: str, metric: str = "spearman") -> str | None:
+    """The id of Table 2's row comparing ``a`` with ``b`` in either order, or None when Table
+    2 does not compare them (one side is not among :data:`OWNED_SIDES`)."""
+    if a == b or a not in OWNED_SIDES or b not in OWNED_SIDES:
+        return None
+    arm, comparator = sorted((a, b), key=OWNED_SIDES.index)
+    return claim_id(block, arm, comparator, metric)
+
+
 def family_name(block: str, comparator: str, metric: str) -> str:
     return f"table2:{slug(block)}:{slug(comparator)}:{metric}"
 
@@ -238,13 +261,15 @@ def ablation_claim(
     metric: str = "spearman",
     role: str = "",
     alpha: float = 0.05,
+    spread: Sequence[float] | np.ndarray | None = None,
 ) -> Claim:
     """One row of Table 2 as a claim of the ledger: a one-sided test for the arm being
-    better, corrected within its block, comparator and metric."""
+    better, corrected within its block, comparator and metric; ``spread``, the same margin
+    under random fold partitions (``robustness.random_margins``), rides beside it."""
     r = ablation_row(long, block, arm, comparator, metric)
-    return Claim.of_row(
+    claim = Claim.of_row(
         r,
-        id=f"{slug(block)}:{slug(arm)}-vs-{slug(comparator)}:{metric}",
+        id=claim_id(block, arm, comparator, metric),
         a=arm,
         b=comparator,
         dataset=dataset,
@@ -257,3 +282,4 @@ def ablation_claim(
         role=role,
         note="fold partition seed 42",
     )
+    return claim if spread is None else claim.with_spread(spread)

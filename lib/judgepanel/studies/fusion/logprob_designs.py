@@ -12,11 +12,13 @@ paired. A design's cost is its calls per image times the mean cost of such a cal
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from judgepanel.core.config import Price
 from judgepanel.stats import bootstrap_arms, bootstrap_p, kendall_b, percentile_ci, spearman
 from judgepanel.studies.fusion.compare import compare_pairs
 from judgepanel.studies.fusion.logprob import logprob_summary
@@ -117,23 +119,45 @@ def versus(
     }
 
 
-def unit_costs(calls: pd.DataFrame) -> pd.DataFrame:
-    """Per family and prompt kind: the mean cost in USD and the mean tokens (prompt plus
-    completion) of one ok call."""
+PRICE_BASIS = "online list price of the price table, at the mean tokens of an ok call"
+"""How every design is priced when a price table is given (:func:`unit_costs`): the same
+basis as the recipe's options (``recipe.option_costs``), whether a call went through a
+batch (billed at its discount) or online."""
+
+BILLED_BASIS = "billed cost recorded in the store (batch calls at the batch price)"
+"""How a design is priced without a price table: what each call was charged."""
+
+
+def unit_costs(calls: pd.DataFrame, price: Callable[[str], Price] | None = None) -> pd.DataFrame:
+    """Per family and prompt kind: the mean tokens (prompt plus completion) of one ok call
+    and its cost in USD.
+
+    With ``price`` (the profile's price table), the cost is the online list price of the
+    call's model at the mean prompt and completion tokens (:data:`PRICE_BASIS`), so designs
+    scored through a batch and designs scored online are priced alike; without it, the
+    mean of what the store recorded each call was billed (:data:`BILLED_BASIS`).
+    """
     ok = calls[calls["status"] == "ok"]
-    tokens = ok["prompt_tokens"].astype(float) + ok["completion_tokens"].astype(float)
-    return (
-        ok.assign(tokens=tokens)
-        .groupby(["family", "kind"])[["cost", "tokens"]]
-        .mean()
-        .rename(columns={"cost": "usd"})
-    )
+    prompt, completion = ok["prompt_tokens"].astype(float), ok["completion_tokens"].astype(float)
+    frame = ok.assign(tokens=prompt + completion, prompt=prompt, completion=completion)
+    grouped = frame.groupby(["family", "kind"])
+    out = grouped[["cost", "tokens", "prompt", "completion"]].mean().rename(columns={"cost": "usd"})
+    if price is not None:
+        models = grouped["model"].first()
+        out["usd"] = [
+            price(models[key]).cost(row.prompt, row.completion)
+            for key, row in zip(out.index, out.itertuples(), strict=True)
+        ]
+    return out[["usd", "tokens"]]
 
 
-def design_costs(calls: pd.DataFrame, designs: pd.DataFrame) -> pd.DataFrame:
+def design_costs(
+    calls: pd.DataFrame, designs: pd.DataFrame, price: Callable[[str], Price] | None = None
+) -> pd.DataFrame:
     """Per family and design: requests, tokens and USD per 1,000 images, from the mean of
-    the family's ok holistic call (sampled designs) or logprob call (the expected score)."""
-    unit = unit_costs(calls)
+    the family's ok holistic call (sampled designs) or logprob call (the expected score);
+    ``price`` as in :func:`unit_costs`."""
+    unit = unit_costs(calls, price)
     out = designs[["family", "design", "calls_per_image"]].drop_duplicates().copy()
     kind = np.where(out["design"] == EXPECTED, "holistic_logprob", "holistic")
     for column, name in (("tokens", "tokens_per_1000_images"), ("usd", "usd_per_1000_images")):

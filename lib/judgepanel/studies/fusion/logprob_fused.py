@@ -13,12 +13,13 @@ design, so each difference from the expected score is paired.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from judgepanel.core.config import Price
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import bootstrap_arms, percentile_ci, wording
 from judgepanel.stats.claims import Claim, Family, correct, slug
@@ -152,15 +153,17 @@ def fused_accuracy(
     dimension_r: int,
     n_resamples: int,
     seed: int,
+    price: Callable[[str], Price] | None = None,
 ) -> pd.DataFrame:
     """Per design and metric: H+P_gb's estimate with its 95% interval, the expected score
     minus this design (``delta``) with its paired interval and two-sided ``p``, and the
-    design's calls and dollars per 1,000 images for the whole panel."""
+    design's calls and dollars per 1,000 images for the whole panel (priced as
+    :func:`~judgepanel.studies.fusion.logprob_designs.unit_costs` says)."""
     names = list(fused.arms)
     y = fused.y.to_numpy(float)
     arms = np.vstack([fused.arms[n] for n in names])
     ref = names.index(EXPECTED)
-    unit = unit_costs(calls)
+    unit = unit_costs(calls, price)
     rows = []
     for metric, fn in METRICS.items():
         boot = bootstrap_arms(y, arms, metric, n_resamples=n_resamples, seed=seed)

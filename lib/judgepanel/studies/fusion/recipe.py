@@ -27,6 +27,7 @@ import pandas as pd
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import wording
+from judgepanel.studies.fusion.logprob_designs import PRICE_BASIS  # noqa: F401 (re-exported: the recipe prices on this basis)
 
 PANEL = "panel"
 SINGLE = "single"

@@ -8,11 +8,11 @@ whose calls cannot be compared yet, gets a note that says so instead of a row.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from judgepanel.core.config import ScoringDesign
+from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.studies.fusion import logprob_designs as lpd
 from judgepanel.studies.fusion import logprob_fused as lpf
 
@@ -30,6 +30,7 @@ def cheaper_options(
     margin: float,
     n_resamples: int,
     seed: int,
+    price: Callable[[str], Price],
     n_jobs: int | None = None,
 ) -> list[lpf.CheaperDesign]:
     """The best single model and the pre-declared panel, each on expected scores against
@@ -39,6 +40,8 @@ def cheaper_options(
         calls: the dataset's sampled calls and its logprob calls together.
         y: the human mean of the images.
         design: the dataset's scoring design (k, R, temperature).
+        price: the profile's price table; every design is priced at its online list
+            price (``logprob_designs.PRICE_BASIS``), the basis of the recipe's options.
 
     Raises:
         ValueError: the calls cannot give one of the designs compared.
@@ -48,7 +51,9 @@ def cheaper_options(
     acc = lpd.design_accuracy(
         lpd.design_scores(single, k, design.temperature), y, n_resamples=n_resamples, seed=seed
     )
-    acc = acc.merge(lpd.design_costs(single, acc), on=["family", "design", "calls_per_image"])
+    acc = acc.merge(
+        lpd.design_costs(single, acc, price), on=["family", "design", "calls_per_image"]
+    )
     options = [
         lpf.cheaper_design(
             acc, option=f"best single ({best_family})", sampled=lpd.mean_of(k), margin=margin
@@ -59,7 +64,13 @@ def cheaper_options(
         n_jobs=n_jobs,
     )  # fmt: skip
     acc_f = lpf.fused_accuracy(
-        fused, calls, predeclared, dimension_r=r, n_resamples=n_resamples, seed=seed
+        fused,
+        calls,
+        predeclared,
+        dimension_r=r,
+        n_resamples=n_resamples,
+        seed=seed,
+        price=price,
     )
     options.append(
         lpf.cheaper_design(
@@ -81,6 +92,7 @@ def cheaper_table(
     margin: float,
     n_resamples: int,
     seed: int,
+    price: Callable[[str], Price],
     n_jobs: int | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """:func:`cheaper_options` of every dataset that has logprob calls, and notes for the rest.
@@ -106,7 +118,7 @@ def cheaper_table(
             options = cheaper_options(
                 logprob_calls[name], y[name], designs[name], best_family=best[name],
                 predeclared=predeclared, margin=margin, n_resamples=n_resamples, seed=seed,
-                n_jobs=n_jobs,
+                price=price, n_jobs=n_jobs,
             )  # fmt: skip
         except ValueError as exc:
             notes.append(f"{name}: the logprob run {lp!r} cannot be compared yet ({exc})")

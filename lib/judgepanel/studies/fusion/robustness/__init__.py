@@ -33,6 +33,7 @@ from judgepanel.studies.fusion.robustness.partitions import blocks_named as bloc
 from judgepanel.studies.fusion.robustness.partitions import (
     describe_partitions as describe_partitions,
 )
+from judgepanel.studies.fusion.robustness.partitions import random_margins as random_margins
 from judgepanel.studies.fusion.robustness.partitions import (
     summarize_partitions as summarize_partitions,
 )

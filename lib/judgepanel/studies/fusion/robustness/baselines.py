@@ -7,7 +7,8 @@ GB) and on an in-fold monotone recalibration of the best single score.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from judgepanel.stats import (
     wording,
 )
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
+from judgepanel.studies.fusion import ablation
 from judgepanel.studies.fusion.blocks import (
     Blocks,
     best_single,
@@ -107,10 +109,16 @@ def compare_label_matched(
     seed: int = 0,
     fold_seed: int = FOLD_SEED,
     n_jobs: int | None = None,
+    block: str = "pre-declared",
 ) -> pd.DataFrame:
     """Every label-matched arm against the best single model and against H+P_gb.
 
-    One-sided p in the direction "the arm is better"; q is BH within comparator and metric.
+    One-sided p in the direction "the arm is better"; q is BH within comparator and metric,
+    over this table's own comparisons. A comparison of two arms that Table 2 (notebook 02)
+    also compares (H+P_gb, the panel mean and the best single model of the same families)
+    is that notebook's: its row names it in ``owner`` and the id of 02's ledger row in
+    ``owner_claim``, and it stays out of the correction here (q is NaN), so the report
+    tests it once and words it once.
     """
     arms, best = label_matched_arms(
         blocks, families, image_stats, imported=imported, fold_seed=fold_seed, n_jobs=n_jobs
@@ -118,7 +126,16 @@ def compare_label_matched(
     comps = {"best single": arms["best single"], "H+P_gb": arms["H+P_gb"]}
     res = compare_arms(blocks.y.to_numpy(float), arms, comps, n_resamples=n_resamples, seed=seed)
     res.insert(0, "best_family", best)
-    return add_q(res, by=["comparator", "metric"])
+    owned = [
+        ablation.owned_claim_id(block, a, b, m)
+        for a, b, m in zip(res["arm"], res["comparator"], res["metric"], strict=True)
+    ]
+    res["owner"] = [ablation.OWNER if o else "" for o in owned]
+    res["owner_claim"] = [o or "" for o in owned]
+    own = res["owner"] == ""
+    out = res.assign(q=np.nan)
+    out.loc[own, "q"] = add_q(res[own], by=["comparator", "metric"])["q"]
+    return out
 
 
 SHOWN_ARMS = (
@@ -135,20 +152,38 @@ STAND_IN_PREFIX = "imagestat-"
 """How the synthetic world's stand-in comparator files name their models."""
 
 
-def describe_against_fused(baselines: pd.DataFrame, metric: str = "spearman") -> str:
-    """Every label-matched arm against H+P_gb on the same folds, in the wording layer."""
+Cite = Callable[[str, str, str], str]
+"""How a page links another page's ledger row: (dataset, the row's id within its notebook,
+the text of the link) -> the link."""
+
+
+def _owned(row: Any, cite: Cite | None, a: str, b: str) -> str:
+    """A comparison Table 2 owns: named, and linked to 02's row instead of worded here."""
+    text = f"{a} against {b} is tested once, in 02's Table 2"
+    return cite(row.dataset, row.owner_claim, text) if cite else text
+
+
+def describe_against_fused(
+    baselines: pd.DataFrame, metric: str = "spearman", cite: Cite | None = None
+) -> str:
+    """Every label-matched arm against H+P_gb on the same folds, in the wording layer; the
+    comparisons 02 owns are linked to its rows with ``cite``."""
     rows = baselines[(baselines["metric"] == metric) & (baselines["comparator"] == "H+P_gb")]
     return (
         "Against the fused score (H+P_gb) itself, on the same folds (one-sided test for the arm "
         "being better, q within the comparator): "
         + "; ".join(
             f"on {r.dataset}, "
-            + wording.describe_difference(
-                wording.Difference(
-                    r.delta, r.ci_low, r.ci_high, p=r.p, q=r.q, alternative="greater"
-                ),
-                plain_arm(r.arm),
-                plain_arm("H+P_gb"),
+            + (
+                _owned(r, cite, plain_arm(r.arm), plain_arm("H+P_gb"))
+                if r.owner
+                else wording.describe_difference(
+                    wording.Difference(
+                        r.delta, r.ci_low, r.ci_high, p=r.p, q=r.q, alternative="greater"
+                    ),
+                    plain_arm(r.arm),
+                    plain_arm("H+P_gb"),
+                )
             )
             for r in rows.itertuples()
         )
@@ -160,6 +195,7 @@ def describe_label_matched(
     baselines: pd.DataFrame,
     imported_models: Mapping[str, Sequence[str]],
     metric: str = "spearman",
+    cite: Cite | None = None,
 ) -> str:
     """Per dataset, the shown arms against the best single model; then where the imported
     arms' scores come from, and that the stand-in files hold no aesthetics models."""
@@ -167,8 +203,14 @@ def describe_label_matched(
     text = " ".join(
         f"On {n}: "
         + ", ".join(
-            f"{plain_arm(row.arm)} ρ = {row.value:.3f} ({row.delta:+.3f} vs the best single "
-            f"model, {wording.p_value(row.q, name='q')})"
+            f"{plain_arm(row.arm)} ρ = {row.value:.3f} ("
+            + (
+                _owned(row, cite, plain_arm(row.arm), "the best single model")
+                if row.owner
+                else f"{row.delta:+.3f} vs the best single model, "
+                f"{wording.p_value(row.q, name='q')}"
+            )
+            + ")"
             for row in bl[(bl["dataset"] == n) & bl["arm"].isin(SHOWN_ARMS)].itertuples()
         )
         + "."

@@ -17,7 +17,7 @@ from judgepanel.stats import (
     spearman,
 )
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
-from judgepanel.studies.fusion.blocks import Blocks, best_single, hp_design
+from judgepanel.studies.fusion.blocks import Blocks, best_single, hp_design, panel_mean
 from judgepanel.studies.fusion.compare import stack_datasets
 
 PARTITION_SEEDS: tuple[int, ...] = tuple(range(20))
@@ -40,7 +40,9 @@ def sweep_partitions(
     Returns:
         One row per (block, seed): ``block``, ``seed``, ``reference`` (True for
         ``reference_seed``), ``rho``, ``tau_b`` (H+P_gb), ``best_family``, ``best_rho``,
-        ``best_tau_b``, ``delta_rho``, ``delta_tau_b``.
+        ``best_tau_b``, ``delta_rho``, ``delta_tau_b``, and the margin over the block's
+        panel mean (which no fold touches either), ``panel_rho``, ``panel_tau_b``,
+        ``delta_rho_panel``, ``delta_tau_b_panel``.
     """
     if reference_seed in seeds:
         raise ValueError(f"the reference seed {reference_seed} must not be among the random seeds")
@@ -52,11 +54,14 @@ def sweep_partitions(
     )
     y = blocks.y.to_numpy(float)
     best = {b: best_single(blocks.H_of(f), blocks.y) for b, f in family_sets.items()}
+    panel = {b: panel_mean(blocks.H_of(f)).to_numpy(float) for b, f in family_sets.items()}
+    panel_fit = {b: (spearman(y, m), kendall_b(y, m)) for b, m in panel.items()}
     rows = []
     for (b, s), pred in zip(tasks, preds, strict=True):
         name, table = best[b]
         best_rho, best_tau = float(table.iloc[0]["rho"]), float(table.iloc[0]["tau_b"])
         rho, tau = spearman(y, pred), kendall_b(y, pred)
+        panel_rho, panel_tau = panel_fit[b]
         rows.append(
             {
                 "block": b,
@@ -69,9 +74,40 @@ def sweep_partitions(
                 "best_tau_b": best_tau,
                 "delta_rho": rho - best_rho,
                 "delta_tau_b": tau - best_tau,
+                "panel_rho": panel_rho,
+                "panel_tau_b": panel_tau,
+                "delta_rho_panel": rho - panel_rho,
+                "delta_tau_b_panel": tau - panel_tau,
             }
         )
     return pd.DataFrame(rows)
+
+
+MARGINS = {
+    ("best single", "spearman"): "delta_rho",
+    ("best single", "kendall_b"): "delta_tau_b",
+    ("panel mean", "spearman"): "delta_rho_panel",
+    ("panel mean", "kendall_b"): "delta_tau_b_panel",
+}
+"""The sweep's column of H+P_gb's margin over each comparator, per metric."""
+
+
+def random_margins(
+    sweep: pd.DataFrame, block: str, comparator: str, metric: str = "spearman"
+) -> np.ndarray:
+    """H+P_gb's margin over ``comparator`` under each random partition of ``block`` (the
+    reference partition left out): the spread a headline margin carries beside it."""
+    try:
+        column = MARGINS[(comparator, metric)]
+    except KeyError:
+        raise ValueError(
+            f"the partition sweep has no margin over {comparator!r} in {metric!r}; it has "
+            f"{sorted(MARGINS)}"
+        ) from None
+    rows = sweep[(sweep["block"] == block) & ~sweep["reference"]]
+    if rows.empty:
+        raise ValueError(f"the partition sweep has no random partition of block {block!r}")
+    return rows[column].to_numpy(float)
 
 
 def summarize_partitions(sweep: pd.DataFrame) -> pd.DataFrame:
@@ -97,6 +133,8 @@ def summarize_partitions(sweep: pd.DataFrame) -> pd.DataFrame:
             row[f"{col}_sd"] = v.std(ddof=1) if v.size > 1 else np.nan
             row[f"{col}_min"] = v.min()
             row[f"{col}_max"] = v.max()
+            row[f"{col}_p05"] = float(np.percentile(v, 5))
+            row[f"{col}_p95"] = float(np.percentile(v, 95))
             row[f"{col}_n_positive"] = int((v > 0).sum())
             row[f"{col}_reference"] = float(ref[col])
             row[f"{col}_reference_rank"] = int(1 + (v > ref[col]).sum())
@@ -141,7 +179,8 @@ def describe_partitions(robust: pd.DataFrame, reference_seed: int = FOLD_SEED) -
         "Across partitions, the fused score (H+P_gb) minus the best single model (ρ): "
         + "; ".join(
             f"{row.dataset} {row.block} {row.delta_rho_mean:+.3f} ± {row.delta_rho_sd:.3f} "
-            f"(range {row.delta_rho_min:+.3f} to {row.delta_rho_max:+.3f}, positive in "
+            f"(5th to 95th percentile {row.delta_rho_p05:+.3f} to {row.delta_rho_p95:+.3f}, "
+            f"range {row.delta_rho_min:+.3f} to {row.delta_rho_max:+.3f}, positive in "
             f"{row.delta_rho_n_positive} of {row.n_partitions}; seed {reference_seed} gives "
             f"{row.delta_rho_reference:+.3f}, rank {row.delta_rho_reference_rank} of "
             f"{row.n_partitions + 1})"
