@@ -193,8 +193,12 @@ def test_the_designs_compared_on_a_scored_store(sim_server, tmp_path: Path, monk
     assert five["usd_per_1000_images"] == pytest.approx(5 * one["usd_per_1000_images"])
     shares = lpd.fallback_shares(calls)
     assert shares.to_dict() == {"aurora": 0.0, "ember": 1.0}
-    text = lpd.describe_designs(acc, costs.reset_index(), shares, 5)
-    assert "of the 1 family whose model sent logprobs" in text and "ember sent none" in text
+    text = lpd.describe_designs(costs.reset_index(), shares, 5, {"aurora": "<aurora's row>"})
+    assert "for each family whose model sent logprobs: aurora, <aurora's row>." in text
+    assert "ember sent none" in text
+    verdicts = {"aurora": "no detectable difference", "ember": "no detectable difference"}
+    assert lpd.matching_families(verdicts, shares) == ["aurora"]  # ember sent no logprobs
+    assert lpd.matching_families({"aurora": "beats"}, shares) == []
 
 
 def test_logprob_calls_sent_in_batches_store_what_they_store_online(

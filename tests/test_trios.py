@@ -9,8 +9,8 @@ import pytest
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import bh, paired_bootstrap
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
-from judgepanel.studies.fusion import trios
-from judgepanel.studies.fusion.blocks import build_blocks
+from judgepanel.studies.fusion import ablation, trios
+from judgepanel.studies.fusion.blocks import best_single, build_blocks
 
 FAMILIES = ["f0", "f1", "f2", "f3", "f4"]
 
@@ -198,3 +198,26 @@ def test_interval_sides_counts_intervals_wholly_above_and_below_zero():
     )
     assert trios.interval_sides(table, "best") == (1, 1)  # an end at exactly zero is neither
     assert trios.interval_sides(table, "panel") == (0, 0)
+
+
+def test_the_predeclared_trio_is_02s_and_the_rest_are_corrected_without_it(blocks, fused, sweep):
+    owned = trios.sweep_trios(
+        blocks, FAMILIES, fused=fused, n_resamples=400, seed=3, owned=["f4", "f0", "f2"]
+    )
+    mine = owned[owned["owner"] == ""]
+    theirs = owned[owned["owner"] != ""]
+    assert set(theirs["trio"]) == {"f0+f2+f4"} and theirs["q"].isna().all()
+    assert set(theirs["owner_claim"]) == {
+        ablation.claim_id("pre-declared", "H+P_gb", comp, m)
+        for comp in ("best single", "panel mean")
+        for m in ("spearman", "kendall_b")
+    }
+    # the same estimates; q over the nine other trios alone
+    np.testing.assert_allclose(owned["delta"], sweep["delta"])
+    for _, g in mine.groupby(["comparator", "metric"]):
+        np.testing.assert_allclose(g["q"], bh(g["p"].to_numpy()))
+    claims = trios.trio_claims(owned, dataset="d")
+    assert len(claims) == len(mine) and len({c.id for c in claims}) == len(claims)
+    assert all(c.family in {f.name for f in trios.correction_families()} for c in claims)
+    s = trios.summarize_trios(trios.tabulate_trios(owned), best_single(blocks.H, blocks.y)[1])
+    assert (s.n_trios, s.n_tested) == (10, 9)

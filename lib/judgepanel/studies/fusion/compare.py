@@ -9,12 +9,15 @@ those columns, so all rows of a table are paired with each other.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgepanel.stats import BootstrapResult, bootstrap_arms, summarize_paired
+from judgepanel.stats.claims import Claim
 from judgepanel.stats.correlation import correlate as correlate_metric
+from judgepanel.studies.common.combiners import FOLD_SEED
 
 METRICS: tuple[str, ...] = ("spearman", "kendall_b")
 COLUMNS: tuple[str, ...] = (
@@ -170,3 +173,32 @@ def plain_arm(arm: str) -> str:
     if arm.startswith("H+P_gb (") and arm.endswith(")"):
         return f"the fused score of the {arm[len('H+P_gb (') : -1]} block (H+P_gb)"
     return arm
+
+
+def gain_claim(
+    row: Any,
+    *,
+    id: str,
+    a: str,
+    b: str,
+    dataset: str,
+    scope: str,
+    family: str,
+    alpha: float = 0.05,
+) -> Claim:
+    """One out-of-fold comparison row as a ledger claim: a one-sided test for ``a`` being
+    better, over images, on the fixed fold partition, corrected in ``family``."""
+    return Claim.of_row(
+        row,
+        id=id,
+        a=a,
+        b=b,
+        dataset=dataset,
+        scope=scope,
+        metric=str(row["metric"]),
+        unit="images",
+        alternative="greater",
+        family=family,
+        alpha=alpha,
+        note=f"fold partition seed {FOLD_SEED}",
+    )

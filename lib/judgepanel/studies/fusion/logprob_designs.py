@@ -12,14 +12,21 @@ paired. A design's cost is its calls per image times the mean cost of such a cal
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgepanel.core.config import Price
-from judgepanel.stats import bootstrap_arms, bootstrap_p, kendall_b, percentile_ci, spearman
+from judgepanel.stats import (
+    bootstrap_arms,
+    bootstrap_p,
+    kendall_b,
+    percentile_ci,
+    spearman,
+    wording,
+)
 from judgepanel.studies.fusion.compare import compare_pairs
 from judgepanel.studies.fusion.logprob import logprob_summary
 from judgepanel.studies.fusion.robustness.granularity import round_half_up, tied_pair_share
@@ -175,40 +182,38 @@ def fallback_shares(calls: pd.DataFrame) -> pd.Series:
     return table.set_index("family")["fallback_share"]
 
 
-def matching_families(accuracy: pd.DataFrame, fallbacks: pd.Series, k_max: int) -> list[str]:
-    """The families whose model sent logprobs and whose expected score's ρ is not told apart
-    from the mean of the most samples (the paired interval of the difference covers zero)."""
-    rho = accuracy[accuracy["metric"] == "spearman"].set_index(["family", "design"])
-    most = mean_of(k_max)
-    out = []
-    for family in sorted(f for f, s in fallbacks.items() if s < 1.0):
-        row = rho.loc[(family, most)]
-        if row["delta_low"] <= 0 <= row["delta_high"]:
-            out.append(family)
-    return out
+def matching_families(verdicts: Mapping[str, str], fallbacks: pd.Series) -> list[str]:
+    """The families whose model sent logprobs and whose expected score's ledger row against
+    the mean of the most samples reads "no detectable difference" (``verdicts``: that row's
+    verdict per family; the test decides, not the interval alone)."""
+    return sorted(
+        f for f, s in fallbacks.items() if s < 1.0 and verdicts.get(f) == wording.NO_DIFFERENCE
+    )
 
 
 def describe_designs(
-    accuracy: pd.DataFrame, costs: pd.DataFrame, fallbacks: pd.Series, k_max: int
+    costs: pd.DataFrame,
+    fallbacks: pd.Series,
+    k_max: int,
+    versus_most: Mapping[str, str],
 ) -> str:
-    """The takeaway, computed: where one logprob call shows no detectable difference from the
-    mean of the most samples (see ``matching_families``), and at what share of its cost."""
+    """The takeaway, computed: each family's expected score of one call against the mean of
+    its most samples, stated by its ledger row (``versus_most``: the page's linked clause
+    per family), and at what share of the samples' cost."""
     cost = costs.set_index(["family", "design"])["usd_per_1000_images"]
     most = mean_of(k_max)
     with_lp = sorted(f for f, s in fallbacks.items() if s < 1.0)
     without = sorted(f for f, s in fallbacks.items() if s >= 1.0)
-    same = matching_families(accuracy, fallbacks, k_max)
     if not with_lp:
         parts = ["No family's model sent logprobs."]
     else:
         ratio = [cost[(f, EXPECTED)] / cost[(f, most)] for f in with_lp]
-        noun = "family" if len(with_lp) == 1 else "families"
         parts = [
-            f"For {len(same)} of the {len(with_lp)} {noun} whose model sent logprobs, the "
-            f"expected score of one call and the {most} samples show no detectable "
-            f"difference in ρ (the paired interval of the difference covers zero; no "
-            f"equivalence margin is tested, so this is no proof that they rank alike), at "
-            f"{_span(ratio)} of their cost."
+            f"The expected score of one call against the {most} samples, for each family "
+            "whose model sent logprobs: "
+            + "; ".join(f"{f}, {versus_most[f]}" for f in with_lp)
+            + f". No equivalence margin is tested, so a difference not detected is no proof "
+            f"that they rank alike; one call costs {_span(ratio)} of the samples' cost."
         ]
     if without:
         parts.append(f"{', '.join(without)} sent none, so its one call is one sample.")

@@ -18,9 +18,11 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.stats import add_q, paired_bootstrap
+from judgepanel.stats.claims import Claim, Family, slug
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
-from judgepanel.studies.fusion.blocks import Blocks, best_single, hp_design, panel_mean
-from judgepanel.studies.fusion.compare import METRICS, compare_pairs
+from judgepanel.studies.fusion import ablation
+from judgepanel.studies.fusion.blocks import Blocks, best_single, canonical, hp_design, panel_mean
+from judgepanel.studies.fusion.compare import METRICS, compare_pairs, gain_claim
 
 COMPARATORS: tuple[str, ...] = ("best member", "panel mean")
 
@@ -66,6 +68,7 @@ def sweep_trios(
     seed: int = 0,
     fold_seed: int = FOLD_SEED,
     n_jobs: int | None = None,
+    owned: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Every trio's H+P_gb against its best member and its panel mean (long form).
 
@@ -79,12 +82,16 @@ def sweep_trios(
         seed: resampling seed.
         fold_seed: seed of the fold partition.
         n_jobs: joblib workers for the fits (None: one).
+        owned: the pre-declared families: their trio's comparisons are Table 2's (notebook
+            02 tests them in its pre-declared block), so they carry ``owner`` and 02's row
+            id in ``owner_claim`` and stay out of the correction here.
 
     Returns:
         One row per (trio, comparator, metric): ``trio``, ``families``, ``best_member``,
         ``comparator``, ``metric``, ``value`` (the fused arm), ``comparator_value``,
-        ``delta``, ``ci_low``, ``ci_high``, ``p`` (one-sided: fusion is better), ``n`` and
-        ``q`` (BH within comparator and metric).
+        ``delta``, ``ci_low``, ``ci_high``, ``p`` (one-sided: fusion is better), ``n``,
+        ``owner``, ``owner_claim`` and ``q`` (BH within comparator and metric, over the
+        trios not owned by 02).
     """
     trios = trios_of(families)
     if fused is None:
@@ -118,7 +125,70 @@ def sweep_trios(
     )
     keys = pd.DataFrame([labels[pair] for pair in zip(res["arm"], res["comparator"], strict=True)])
     out = pd.concat([keys, res.drop(columns=["arm", "comparator"])], axis=1)
-    return add_q(out, by=["comparator", "metric"])
+    is_owned = out["families"].map(lambda f: owned is not None and set(f.split(", ")) == set(owned))
+    out["owner"] = np.where(is_owned, ablation.OWNER, "")
+    out["owner_claim"] = [
+        ablation.claim_id(PREDECLARED_BLOCK, "H+P_gb", TABLE2_NAME[c], m) if o else ""
+        for c, m, o in zip(out["comparator"], out["metric"], is_owned, strict=True)
+    ]
+    out["q"] = np.nan
+    own = ~is_owned
+    out.loc[own, "q"] = add_q(out[own], by=["comparator", "metric"])["q"]
+    return out
+
+
+PREDECLARED_BLOCK = "pre-declared"
+"""Table 2's block of the pre-declared families (notebook 02)."""
+TABLE2_NAME = {"best member": "best single", "panel mean": "panel mean"}
+"""What Table 2 calls each comparator of the sweep (a trio's best member is its best single)."""
+
+
+def family_name(comparator: str, metric: str) -> str:
+    """The sweep's correction family against one comparator under one metric."""
+    return f"trios:{slug(comparator)}:{metric}"
+
+
+def correction_families(metrics: Sequence[str] = METRICS, alpha: float = 0.05) -> list[Family]:
+    """The sweep's families, declared before it runs: BH over the trios (the pre-declared
+    trio, which 02 tests, left out) against one comparator under one metric."""
+    return [
+        Family(
+            family_name(comp, metric),
+            f"03 trio sweep: H+P_gb against each trio's {comp} ({metric}), one-sided",
+            alpha=alpha,
+        )
+        for comp in ("best member", "panel mean")
+        for metric in metrics
+    ]
+
+
+def claim_id(row: Mapping[str, object] | pd.Series) -> str:
+    """The ledger id of one row of the sweep (within its page)."""
+    return f"trio:{slug(str(row['trio']))}:h+p_gb-vs-{slug(str(row['comparator']))}:{row['metric']}"
+
+
+def trio_claims(long: pd.DataFrame, *, dataset: str, alpha: float = 0.05) -> list[Claim]:
+    """The sweep's own rows (not those 02 owns) as ledger rows, with the sweep's q."""
+    return [
+        gain_claim(
+            row,
+            id=claim_id(row),
+            a="H+P_gb",
+            b=str(row["comparator"]),
+            dataset=dataset,
+            scope=f"trio: {', '.join(canonical(str(row['families']).split(', ')))}",
+            family=family_name(str(row["comparator"]), str(row["metric"])),
+            alpha=alpha,
+        )
+        for _, row in long[long["owner"] == ""].iterrows()
+    ]
+
+
+def with_claims(long: pd.DataFrame, recorded: Mapping[str, str]) -> pd.DataFrame:
+    """The long table with a ``claim`` column: each own row's recorded ledger id."""
+    return long.assign(
+        claim=[recorded[claim_id(r)] if r["owner"] == "" else "" for _, r in long.iterrows()]
+    )
 
 
 def tabulate_trios(long: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
@@ -134,6 +204,8 @@ def tabulate_trios(long: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     out = []
     for trio, sub in long.groupby("trio", sort=False):
         row: dict[str, object] = {"trio": trio, "best_member": sub["best_member"].iloc[0]}
+        if "owner" in sub:
+            row["owner"] = sub["owner"].iloc[0]
         for metric, sym in syms.items():
             m = sub[sub["metric"] == metric]
             if m.empty:
@@ -159,9 +231,10 @@ class TrioSummary:
     """What the sweep says, as numbers a notebook sentence is built from.
 
     Attributes:
-        n_trios: trios swept.
-        beats_best_point, beats_best_q: trios whose fused rho exceeds the best member's,
-            by point estimate and with q < alpha.
+        n_trios: trios swept; ``n_tested`` those tested here (the pre-declared trio is
+            02's, see :func:`sweep_trios`).
+        beats_best_point, beats_best_q: tested trios whose fused rho exceeds the best
+            member's, by point estimate and with q < alpha.
         beats_panel_point, beats_panel_q: the same against the panel mean.
         fused_min, fused_max: range of fused rho; ``worst_trio``, ``best_trio`` name them.
         smallest_gain: the smallest delta against the best member (rho), with its CI.
@@ -175,6 +248,7 @@ class TrioSummary:
     """
 
     n_trios: int
+    n_tested: int
     beats_best_point: int
     beats_best_q: int
     beats_panel_point: int
@@ -212,12 +286,16 @@ def summarize_trios(
     if match.empty:
         raise ValueError(f"the verdict-selected trio {verdict} is not among the swept trios")
     smallest = table.loc[table["delta_best_rho"].idxmin()]
+    tested = table[table["owner"] == ""] if "owner" in table else table
     return TrioSummary(
         n_trios=len(table),
-        beats_best_point=int((table["delta_best_rho"] > 0).sum()),
-        beats_best_q=int(((table["delta_best_rho"] > 0) & (table["q_best_rho"] < alpha)).sum()),
-        beats_panel_point=int((table["delta_panel_rho"] > 0).sum()),
-        beats_panel_q=int(((table["delta_panel_rho"] > 0) & (table["q_panel_rho"] < alpha)).sum()),
+        n_tested=len(tested),
+        beats_best_point=int((tested["delta_best_rho"] > 0).sum()),
+        beats_best_q=int(((tested["delta_best_rho"] > 0) & (tested["q_best_rho"] < alpha)).sum()),
+        beats_panel_point=int((tested["delta_panel_rho"] > 0).sum()),
+        beats_panel_q=int(
+            ((tested["delta_panel_rho"] > 0) & (tested["q_panel_rho"] < alpha)).sum()
+        ),
         fused_min=float(table["fused_rho"].min()),
         fused_max=float(table["fused_rho"].max()),
         worst_trio=str(table.loc[table["fused_rho"].idxmin(), "trio"]),

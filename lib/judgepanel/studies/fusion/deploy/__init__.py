@@ -18,6 +18,8 @@ from judgepanel.studies.fusion.deploy.holdout import describe_holdout as describ
 from judgepanel.studies.fusion.deploy.holdout import (
     describe_rehearsal_choice as describe_rehearsal_choice,
 )
+from judgepanel.studies.fusion.deploy.holdout import holdout_claims as holdout_claims
+from judgepanel.studies.fusion.deploy.holdout import holdout_family as holdout_family
 from judgepanel.studies.fusion.deploy.holdout import rehearsal_dataset as rehearsal_dataset
 from judgepanel.studies.fusion.deploy.holdout import rehearse as rehearse
 from judgepanel.studies.fusion.deploy.model import DeployedModel as DeployedModel

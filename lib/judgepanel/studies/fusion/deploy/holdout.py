@@ -11,13 +11,14 @@ resamples of each half) and against the best single model chosen on the first ha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from judgepanel.stats import bootstrap_p, percentile_ci, wording
+from judgepanel.stats.claims import Claim, Family, correct, slug
 from judgepanel.studies.fusion.blocks import best_single
 from judgepanel.studies.fusion.deploy.arms import ARMS, arm_features, arm_spec
 from judgepanel.studies.fusion.deploy.fit import (
@@ -141,28 +142,77 @@ def verdict(delta: float, lo: float, hi: float, p: float) -> str:
     return f"no detectable difference ({shown})"
 
 
-def describe_holdout(h: Holdout, dataset: str) -> str:
-    """The takeaway, computed from the numbers: each metric against both references."""
+FAMILY = "deploy-holdout"
+"""The rehearsal's correction family: the deployed score against the out-of-fold estimate
+and against the best single model, under every metric."""
+
+
+def holdout_family(alpha: float = 0.05) -> Family:
+    """:data:`FAMILY`, declared before the rehearsal runs."""
+    return Family(
+        FAMILY,
+        "04 deployment rehearsal: the deployed score against its out-of-fold estimate and "
+        "against the best single model, every metric, one-sided (deployed higher)",
+        alpha=alpha,
+    )
+
+
+def holdout_claims(h: Holdout, dataset: str, alpha: float = 0.05) -> list[Claim]:
+    """The rehearsal's differences as ledger rows, corrected within :data:`FAMILY`."""
+    claims = []
+    for r in h.differences.itertuples():
+        other = r.comparison.removeprefix("deployed − ")
+        claims.append(
+            Claim(
+                id=f"deploy:{slug(other)}:{slug(r.metric)}",
+                a=f"{h.arm} deployed",
+                b="its out-of-fold estimate" if other == "out of fold" else "the best single model",
+                dataset=dataset,
+                scope=f"held-out half ({h.n_test} images); best single {h.best_family}",
+                metric=r.metric,
+                unit="images" if r.paired else "images of each half, independently",
+                estimate=float(r.delta),
+                ci_low=float(r.ci_low),
+                ci_high=float(r.ci_high),
+                p=float(r.p),
+                alternative="greater",
+                family=FAMILY,
+                alpha=alpha,
+                symbol=f"Δ{LABELS[r.metric]}",
+            )
+        )
+    return correct(claims, {FAMILY: holdout_family(alpha)})
+
+
+def describe_holdout(
+    h: Holdout,
+    dataset: str,
+    state: Callable[[Claim], str] | None = None,
+    alpha: float = 0.05,
+) -> str:
+    """The takeaway, computed from the numbers: each metric against both references, each
+    difference stated by ``state`` (a page's ``nb.claim``; default: the claim's words)."""
     acc = h.accuracy.set_index(["metric", "scorer"])
     diff = h.differences.set_index(["metric", "comparison"])
+    claims = {(c.metric, c.b): c for c in holdout_claims(h, dataset, alpha)}
+    say = state or Claim.words
     clauses = []
     for metric in METRICS:
         dep, oof = acc.loc[(metric, "deployed")], acc.loc[(metric, "out of fold")]
         vs_oof = diff.loc[(metric, "deployed − out of fold")]
-        vs_best = diff.loc[(metric, "deployed − best single")]
         where = "inside" if vs_oof["deployed_in_oof_interval"] else "outside"
         clauses.append(
             f"{LABELS[metric]} {dep['value']:.3f} [{dep['ci_low']:.3f}, {dep['ci_high']:.3f}], "
             f"{where} the out-of-fold interval [{oof['ci_low']:.3f}, {oof['ci_high']:.3f}] "
-            f"(against the estimate: {verdict(*vs_oof[['delta', 'ci_low', 'ci_high', 'p']])}; "
-            f"against the best single model: "
-            f"{verdict(*vs_best[['delta', 'ci_low', 'ci_high', 'p']])})"
+            f"(against the estimate: {say(claims[metric, 'its out-of-fold estimate'])}; "
+            f"against the best single model: {say(claims[metric, 'the best single model'])})"
         )
     return (
         f"Fitted on {h.n_train} images of {dataset} and applied to the other {h.n_test} as if "
         f"they had no labels, {h.arm} reaches, once the labels are revealed: "
         + "; ".join(clauses)
-        + f". The best single model is {h.best_family}, chosen on the training half."
+        + f". The best single model is {h.best_family}, chosen on the training half; each "
+        "test is one-sided (deployed higher), with q over the six differences."
     )
 
 

@@ -4,8 +4,14 @@ One module per analysis: ``partitions``, ``baselines`` (label-matched), ``transf
 ``top_decile``, ``granularity`` and ``selection`` (feature selection).
 """
 
+from judgepanel.studies.fusion.robustness.baselines import baseline_claims as baseline_claims
+from judgepanel.studies.fusion.robustness.baselines import claim_id as claim_id
+from judgepanel.studies.fusion.robustness.baselines import claim_words as claim_words
 from judgepanel.studies.fusion.robustness.baselines import (
     compare_label_matched as compare_label_matched,
+)
+from judgepanel.studies.fusion.robustness.baselines import (
+    correction_families as correction_families,
 )
 from judgepanel.studies.fusion.robustness.baselines import (
     describe_against_fused as describe_against_fused,
@@ -15,6 +21,7 @@ from judgepanel.studies.fusion.robustness.baselines import (
 )
 from judgepanel.studies.fusion.robustness.baselines import label_matched_arms as label_matched_arms
 from judgepanel.studies.fusion.robustness.baselines import recalibrator as recalibrator
+from judgepanel.studies.fusion.robustness.baselines import with_claims as with_claims
 from judgepanel.studies.fusion.robustness.granularity import (
     compare_granularity as compare_granularity,
 )

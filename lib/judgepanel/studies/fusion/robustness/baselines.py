@@ -19,6 +19,7 @@ from judgepanel.stats import (
     add_q,
     wording,
 )
+from judgepanel.stats.claims import Claim, Family, slug
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
 from judgepanel.studies.fusion import ablation
 from judgepanel.studies.fusion.blocks import (
@@ -28,7 +29,7 @@ from judgepanel.studies.fusion.blocks import (
     panel_mean,
     ridge_combiner,
 )
-from judgepanel.studies.fusion.compare import compare_arms, plain_arm
+from judgepanel.studies.fusion.compare import compare_arms, gain_claim, plain_arm
 
 
 def recalibrator() -> Pipeline:
@@ -152,6 +153,78 @@ STAND_IN_PREFIX = "imagestat-"
 """How the synthetic world's stand-in comparator files name their models."""
 
 
+def family_name(comparator: str, metric: str) -> str:
+    """The correction family of the label-matched arms against one comparator and metric."""
+    return f"label-matched:{slug(comparator)}:{metric}"
+
+
+def correction_families(
+    metrics: Sequence[str] = ("spearman", "kendall_b"), alpha: float = 0.05
+) -> list[Family]:
+    """The label-matched table's families, declared before it is computed: BH over the arms
+    against one comparator under one metric (the comparisons 02 owns are not in them)."""
+    return [
+        Family(
+            family_name(comp, metric),
+            f"04 label-matched baselines: every arm against {comp} ({metric}), one-sided",
+            alpha=alpha,
+        )
+        for comp in COMPARATORS
+        for metric in metrics
+    ]
+
+
+COMPARATORS = ("best single", "H+P_gb")
+"""What every label-matched arm is compared with."""
+
+
+def claim_id(row: Mapping[str, Any] | pd.Series) -> str:
+    """The ledger id of one of the table's own rows (unique within the page)."""
+    return (
+        f"{slug(row['dataset'])}:label-matched:{slug(row['arm'])}-vs-"
+        f"{slug(row['comparator'])}:{row['metric']}"
+    )
+
+
+def _tested(baselines: pd.DataFrame) -> pd.Series:
+    return (baselines["owner"] == "") & (baselines["arm"] != baselines["comparator"])
+
+
+def with_claims(baselines: pd.DataFrame, ids: Mapping[str, str]) -> pd.DataFrame:
+    """The table with a ``claim`` column: each own row's ledger id (``ids``: the page's
+    recorded id of each :func:`claim_id`); empty on the rows 02 owns (see ``owner_claim``)."""
+    tested = _tested(baselines)
+    return baselines.assign(
+        claim=[
+            ids[claim_id(r)] if t else ""
+            for (_, r), t in zip(baselines.iterrows(), tested, strict=True)
+        ]
+    )
+
+
+def baseline_claims(baselines: pd.DataFrame, alpha: float = 0.05) -> list[Claim]:
+    """The table's own comparisons (not those 02 owns) as ledger rows: one-sided, the arm
+    better, with the table's q (BH within comparator and metric, over these rows)."""
+    return [
+        gain_claim(
+            row,
+            id=claim_id(row),
+            a=str(row["arm"]),
+            b=str(row["comparator"]),
+            dataset=str(row["dataset"]),
+            scope=f"best single {row['best_family']}",
+            family=family_name(str(row["comparator"]), str(row["metric"])),
+            alpha=alpha,
+        )
+        for _, row in baselines[_tested(baselines)].iterrows()
+    ]
+
+
+def claim_words(claims: Sequence[Claim]) -> dict[str, dict[str, str]]:
+    """How a sentence names each claim's sides (``Notebook.record_claims``'s ``words``)."""
+    return {c.id: {"a": plain_arm(c.a), "b": plain_arm(c.b)} for c in claims}
+
+
 Cite = Callable[[str, str, str], str]
 """How a page links another page's ledger row: (dataset, the row's id within its notebook,
 the text of the link) -> the link."""
@@ -164,11 +237,17 @@ def _owned(row: Any, cite: Cite | None, a: str, b: str) -> str:
 
 
 def describe_against_fused(
-    baselines: pd.DataFrame, metric: str = "spearman", cite: Cite | None = None
+    baselines: pd.DataFrame,
+    metric: str = "spearman",
+    cite: Cite | None = None,
+    state: Callable[[Claim], str] | None = None,
 ) -> str:
-    """Every label-matched arm against H+P_gb on the same folds, in the wording layer; the
-    comparisons 02 owns are linked to its rows with ``cite``."""
+    """Every label-matched arm against H+P_gb on the same folds, each stated by ``state``
+    (a page's ``nb.claim``; default: the claim's words); the comparisons 02 owns are linked
+    to its rows with ``cite``."""
     rows = baselines[(baselines["metric"] == metric) & (baselines["comparator"] == "H+P_gb")]
+    claims = {(c.dataset, c.a): c for c in baseline_claims(baselines) if c.metric == metric}
+    say = state or Claim.words
     return (
         "Against the fused score (H+P_gb) itself, on the same folds (one-sided test for the arm "
         "being better, q within the comparator): "
@@ -177,13 +256,7 @@ def describe_against_fused(
             + (
                 _owned(r, cite, plain_arm(r.arm), plain_arm("H+P_gb"))
                 if r.owner
-                else wording.describe_difference(
-                    wording.Difference(
-                        r.delta, r.ci_low, r.ci_high, p=r.p, q=r.q, alternative="greater"
-                    ),
-                    plain_arm(r.arm),
-                    plain_arm("H+P_gb"),
-                )
+                else say(claims[(r.dataset, r.arm)])
             )
             for r in rows.itertuples()
         )
