@@ -7,6 +7,7 @@ of the command build reports of their own, since they change what the report is 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -136,6 +137,35 @@ def _check_05(tables: Path, markdown: str) -> None:
     assert "with q < 0.05" in markdown and "excludes zero" not in markdown
 
 
+def _check_06(tables: Path, markdown: str) -> None:
+    last = pd.read_csv(tables / "table_visionq_last_letter.csv")
+    # the verdict reads the comparison within numbers of panels; the raw one is kept beside it
+    assert {
+        "raw_delta",
+        "raw_p",
+        "chance_gold_last",
+        "chance_gold_other",
+        "delta",
+        "p",
+        "q",
+    } <= set(last.columns)
+    assert list(last["claim"]) == [f"test-visionq.06.last-panel:{j}" for j in last["judge"]]
+    strata = pd.read_csv(tables / "table_visionq_last_letter_strata.csv")
+    assert np.allclose(strata.groupby("judge")["weight"].sum(), 1.0)
+    assert np.allclose(strata["chance"], 1 / strata["n_choices"])
+    bias = pd.read_csv(tables / "table_visionq_position.csv")
+    assert list(bias["claim"]) == [f"test-visionq.06.last-share:{j}" for j in bias["judge"]]
+    assert {"chi2_p", "fit_p", "fit_q", "verdict"} <= set(bias.columns)
+    ledger = json.loads((tables.parent / "claims.json").read_text(encoding="utf-8"))["06_visionq"]
+    assert set(last["claim"]) | set(bias["claim"]) <= set(ledger["claims"])
+    assert set(ledger["families"]) == {
+        "test-visionq.06.last-panel",
+        "test-visionq.06.last-share",
+    }
+    assert "Within each number of panels" in markdown and "decides nothing" in markdown
+    assert "interval lies wholly above zero" not in markdown
+
+
 def _check_09(tables: Path, markdown: str) -> None:
     designs = pd.read_csv(tables / "table_logprob_designs.csv")
     # the small project's eva design: k = 6, so one sample, means of 2, 5 and 6, the expected score
@@ -171,6 +201,7 @@ CHECKS = {
     "03_trio_sweep": _check_03,
     "04_headroom": _check_04,
     "05_vab": _check_05,
+    "06_visionq": _check_06,
     "09_logprob": _check_09,
 }
 

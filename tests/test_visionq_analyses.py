@@ -144,8 +144,8 @@ def test_letter_frequencies_and_last_letter():
     last = last_letter_accuracy(frame).iloc[0]
     assert (last["n_gold_last"], last["acc_gold_last"]) == (2, 0.5)
     assert (last["n_gold_other"], last["acc_gold_other"]) == (2, 0.0)
-    assert last["last_excess"] == pytest.approx(0.0)
     bias = position_bias(frame).iloc[0]
+    assert bias["last_excess"] == pytest.approx(0.0)
     assert bias["tv"] == pytest.approx(0.5 * (0 + 0.25 + 0 + 0.25))
 
 

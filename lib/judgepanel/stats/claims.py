@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -316,3 +316,24 @@ def contradictions(frame: pd.DataFrame) -> list[str]:
             ids = ", ".join(rows["id"].astype(str))
             found.append(f"{' / '.join(map(str, key))}: {' vs '.join(verdicts)} ({ids})")
     return found
+
+
+def tally(claims: Iterable[Claim], verdict: str) -> tuple[int, int, int]:
+    """``(k, n, point)``: the tested claims with ``verdict``, the tested claims, and those
+    whose point estimate alone points the same way (for ``wording.count(k, n, point=...)``).
+
+    Excluded claims count in none of the three: they test nothing.
+    """
+    tested = [c for c in claims if not c.excluded]
+    sign = {wording.BEATS: 1.0, wording.FALLS_BELOW: -1.0}[verdict]
+    k = sum(c.verdict == verdict for c in tested)
+    point = sum(c.estimate * sign > 0 for c in tested)  # NaN compares False
+    return k, len(tested), point
+
+
+def with_verdicts(table: pd.DataFrame, claims: Sequence[Claim], ids: Sequence[str]) -> pd.DataFrame:
+    """``table`` with each row's ``verdict`` and ledger ``claim`` id (rows and claims in one
+    order, as a study's claim builders make them)."""
+    if len(claims) != len(table) or len(ids) != len(table):
+        raise ValueError(f"{len(table)} rows, {len(claims)} claims and {len(ids)} ids")
+    return table.assign(verdict=[c.verdict for c in claims], claim=list(ids))

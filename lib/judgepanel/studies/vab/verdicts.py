@@ -17,7 +17,6 @@ it states, every count of verdicts and every ranking is read off one ledger row:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
@@ -26,6 +25,8 @@ import pandas as pd
 
 from judgepanel.stats import bh, grouped_ratios
 from judgepanel.stats.claims import Claim, Family, correct, slug
+from judgepanel.stats.claims import tally as tally
+from judgepanel.stats.claims import with_verdicts as with_verdicts
 from judgepanel.stats.wording import BEATS, FALLS_BELOW
 
 DIRECT_LEADER = "direct-leader"
@@ -272,19 +273,6 @@ def vote_claims(table: pd.DataFrame, *, dataset: str, alpha: float = 0.05) -> li
     return _corrected(claims, VOTE, alpha)
 
 
-def tally(claims: Iterable[Claim], verdict: str) -> tuple[int, int, int]:
-    """``(k, n, point)``: the tested claims with ``verdict``, the tested claims, and those
-    whose point estimate alone points the same way (for ``wording.count(k, n, point=...)``).
-
-    Excluded claims count in none of the three: they test nothing.
-    """
-    tested = [c for c in claims if not c.excluded]
-    sign = {BEATS: 1, FALLS_BELOW: -1}[verdict]
-    k = sum(c.verdict == verdict for c in tested)
-    point = sum(not math.isnan(c.estimate) and float(np.sign(c.estimate)) == sign for c in tested)
-    return k, len(tested), point
-
-
 def versus(claims: Iterable[Claim], x: str, y: str) -> Claim | None:
     """The tested claim comparing ``x`` with ``y`` (in either order), or None."""
     for c in claims:
@@ -324,11 +312,3 @@ def as_headline(claims: Sequence[Claim], *chosen: Claim | None) -> list[Claim]:
     report's index opens with."""
     ids = {c.id for c in chosen if c is not None}
     return [replace(c, role="headline") if c.id in ids else c for c in claims]
-
-
-def with_verdicts(table: pd.DataFrame, claims: Sequence[Claim], ids: Sequence[str]) -> pd.DataFrame:
-    """``table`` with each row's ``verdict`` and ledger ``claim`` id (rows and claims in one
-    order, as the builders here make them)."""
-    if len(claims) != len(table) or len(ids) != len(table):
-        raise ValueError(f"{len(table)} rows, {len(claims)} claims and {len(ids)} ids")
-    return table.assign(verdict=[c.verdict for c in claims], claim=list(ids))

@@ -3,8 +3,9 @@
 A judge sees one composite with lettered panels and a question naming a visual criterion,
 and must pick the panel the authors call best on it. This package holds the composite
 builder, the call planner and parser, the metrics (accuracy over ALL questions with
-paper-bootstrap and Wilson CIs, position bias, McNemar, rotation voting) and the wide
-reading tables of the report; the taxonomy is data of the loader
+paper-bootstrap and Wilson CIs, position bias, McNemar, rotation voting), the claims its
+page states (:mod:`judgepanel.studies.visionq.verdicts`) and the wide reading tables of
+the report; the taxonomy is data of the loader
 (:mod:`judgepanel.datasets.taxonomy`), and the figures are drawn in the notebook itself.
 """
 
@@ -47,7 +48,12 @@ from judgepanel.studies.visionq.parse import choice_letters as choice_letters
 from judgepanel.studies.visionq.parse import parse_letter as parse_letter
 from judgepanel.studies.visionq.position import UNPARSED as UNPARSED
 from judgepanel.studies.visionq.position import last_letter_accuracy as last_letter_accuracy
+from judgepanel.studies.visionq.position import last_letter_strata as last_letter_strata
+from judgepanel.studies.visionq.position import letter_fit_p as letter_fit_p
 from judgepanel.studies.visionq.position import letter_frequencies as letter_frequencies
+from judgepanel.studies.visionq.position import (
+    mantel_haenszel_difference as mantel_haenszel_difference,
+)
 from judgepanel.studies.visionq.position import position_bias as position_bias
 from judgepanel.studies.visionq.position import shown_letters as shown_letters
 from judgepanel.studies.visionq.predictions import check_predictions as check_predictions
@@ -68,11 +74,18 @@ from judgepanel.studies.visionq.run import VisionqData as VisionqData
 from judgepanel.studies.visionq.run import load_run as load_run
 from judgepanel.studies.visionq.tables import axis_wide_table as axis_wide_table
 from judgepanel.studies.visionq.tables import leaf_wide_table as leaf_wide_table
+from judgepanel.studies.visionq.verdicts import LAST_PANEL as LAST_PANEL
+from judgepanel.studies.visionq.verdicts import LAST_SHARE as LAST_SHARE
+from judgepanel.studies.visionq.verdicts import correction_families as correction_families
+from judgepanel.studies.visionq.verdicts import last_panel_claims as last_panel_claims
+from judgepanel.studies.visionq.verdicts import last_share_claims as last_share_claims
 
 __all__ = [
     "COMPOSITE_CACHE",
     "EXACT_BELOW",
     "FEW_PAPERS",
+    "LAST_PANEL",
+    "LAST_SHARE",
     "PRED_COLUMNS",
     "UNPARSED",
     "CacheStats",
@@ -95,17 +108,23 @@ __all__ = [
     "choice_letters",
     "composite_png",
     "composite_url",
+    "correction_families",
     "count_answers",
     "file_identity",
     "geometry",
     "grid_shape",
     "import_predictions",
     "last_letter_accuracy",
+    "last_letter_strata",
+    "last_panel_claims",
+    "last_share_claims",
     "leaf_wide_table",
+    "letter_fit_p",
     "letter_frequencies",
     "load_predictions",
     "load_run",
     "load_taxonomy",
+    "mantel_haenszel_difference",
     "mcnemar_pairs",
     "normalised_accuracy",
     "parse_letter",

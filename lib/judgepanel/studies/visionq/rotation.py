@@ -93,9 +93,11 @@ def rotation_debiasing(
     Returns:
         judge, protocol, n, calls (answers paid for), calls_per_question (calls over the
         questions asked at rotation 0: the cost against one call each), accuracy, ci_low,
-        ci_high (paper bootstrap), last_excess, tv, chi2_p, and for ``vote`` the paired
-        difference to ``single``: delta, delta_ci_low, delta_ci_high (the judge's paper
-        resamples, as for its accuracies).
+        ci_high (paper bootstrap), last_excess, tv, chi2_p (letter shares against the gold
+        shares, questions counted as independent; for reference), fit_p (the same fit with
+        papers resampled: :func:`~judgepanel.studies.visionq.position.letter_fit_p`), and
+        for ``vote`` the paired difference to ``single``: delta, delta_ci_low,
+        delta_ci_high (the judge's paper resamples, as for its accuracies).
     """
     frame = check_predictions(preds)
     if "rotation" not in frame.columns:
@@ -117,7 +119,7 @@ def rotation_debiasing(
             ("vote", votes, int(votes["k"].sum()) if len(votes) else 0),
         ):
             acc = accuracy_table(table, rotation=None, **boot).iloc[0]
-            bias = position_bias(table, rotation=None).iloc[0]
+            bias = position_bias(table, rotation=None, **boot).iloc[0]
             rows.append(
                 {
                     **labels,
@@ -130,7 +132,8 @@ def rotation_debiasing(
                     "ci_high": acc["ci_high"],
                     "last_excess": bias["last_excess"],
                     "tv": bias["tv"],
-                    "chi2_p": bias["p"],
+                    "chi2_p": bias["chi2_p"],
+                    "fit_p": bias["fit_p"],
                 }
             )
         s = single.set_index("id")["correct"]
