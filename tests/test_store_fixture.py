@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from judgepanel.core.batch import BatchBook
-from judgepanel.core.store import SCHEMA_VERSION, Reservations, Store
+from judgepanel.core.store import SCHEMA_VERSION, Reservations, Store, StoreSummary, Tokens
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store" / "store-v4.sqlite"
 R, P = "r" * 64, "p" * 64
@@ -207,9 +207,13 @@ def copied(tmp_path: Path) -> Path:
 
 
 def summary_of(store: Store) -> dict:
-    info = dict(store.summary())
-    assert info.pop("store") == str(store.path)
-    return info
+    """The typed summary as plain data, less the path of the file (checked here)."""
+    info = store.summary()
+    assert isinstance(info, StoreSummary) and info.store == str(store.path)
+    assert info.tokens == Tokens(8000, 1600, 145) and info.models[1].cost_reported is None
+    data = info.as_dict()
+    del data["store"]
+    return data
 
 
 @pytest.mark.parametrize("readonly", [True, False])
