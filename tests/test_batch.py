@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from judgepanel.core.batch import CRASH_ENV, BatchBook
+from judgepanel.core.batch import BatchBook
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
 from tests.test_scoring_cli import jp_inline, write_eva
@@ -151,13 +151,17 @@ def test_batch_workers_answer_and_bill_as_the_server_itself(
     assert billed[0] == billed[2] and len(billed[0]) == int(stored[0]["billed"].sum())
 
 
+CRASH_DRIVER = Path(__file__).parent / "batch_crash_driver.py"
+
+
 def _score(rf: Path, base_url: str, *extra: str, crash: str = "") -> subprocess.CompletedProcess:
+    """``judgepanel score --batch`` in a subprocess; with ``crash``, the test driver that
+    scores the same run and kills itself at that step (through the library's fault hook)."""
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sim-local"}
-    env.pop(CRASH_ENV, None)
     if crash:
-        env[CRASH_ENV] = crash
-    return subprocess.run(
-        [
+        command = [sys.executable, str(CRASH_DRIVER), str(rf), "t-eva", crash]
+    else:
+        command = [
             sys.executable,
             "-m",
             "judgepanel.cli",
@@ -171,12 +175,8 @@ def _score(rf: Path, base_url: str, *extra: str, crash: str = "") -> subprocess.
             "0.05",
             "--no-progress",
             *extra,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=200,
-    )
+        ]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=200)
 
 
 @pytest.mark.timeout(400)
