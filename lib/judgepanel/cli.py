@@ -8,6 +8,8 @@ Exit codes of ``judgepanel score``: 0 done (calls may have failed; they are reco
 1 bad input or configuration, 3 stopped by the budget, 4 stopped early: by an error every
 call would meet (a rejected API key, an unknown model), an unreachable endpoint, or more
 failed calls than ``--max-failure-share``. A stopped run ends with the command to resume.
+``judgepanel report`` exits 2 when a run it scores is stopped so (the library raises
+:class:`judgepanel.core.errors.RunStopped`; its message is printed as it is).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from judgepanel.core.client.options import (
 from judgepanel.core.config import ConfigError, load_config
 from judgepanel.core.coverage import describe_mix
 from judgepanel.core.describe import parse_dataset_spec
+from judgepanel.core.errors import RunStopped
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.core.preflight import preflight
 from judgepanel.core.retry import MAX_FAILURE_SHARE
@@ -63,6 +66,8 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_BUDGET = 3
 EXIT_ABORTED = 4
+EXIT_STOPPED = 2
+"""``judgepanel report``: a run it scored was stopped (by the budget or an abort)."""
 
 SIM_COMMANDS = {"data": "synth", "sim-server": "serve"}
 """judgepanel's names for the synthetic world's commands -> its own names."""
@@ -786,6 +791,9 @@ def report_command(args: argparse.Namespace) -> int:
     except (ReportError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except RunStopped as exc:  # its message is whole: the run, why, and how to resume
+        print(exc, file=sys.stderr)
+        return EXIT_STOPPED
 
 
 def list_command(args: argparse.Namespace) -> int:

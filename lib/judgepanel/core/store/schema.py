@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 
 from judgepanel.core.calls import KEY_FIELDS
+from judgepanel.core.errors import JudgepanelError
 
 SCHEMA_VERSION = 4
 
@@ -161,7 +162,7 @@ def failure_of_reason(reason: str) -> str:
     return "retryable" if _RETRYABLE_TEXT.match(reason) else "final"
 
 
-class StoreError(RuntimeError):
+class StoreError(JudgepanelError, RuntimeError):
     """The store file is not a judgepanel store, or has an unknown schema version."""
 
 
