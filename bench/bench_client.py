@@ -38,6 +38,7 @@ from judgepanel.core.client import ClientOptions, http_transport, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
+from judgepanel.report.simconfig import SimConfig
 from judgepanel.studies.common.rubric_plan import plan_images
 
 MODEL = "sim-cobalt-v1"
@@ -156,13 +157,13 @@ def main() -> None:
         all_specs = plan_images(images, {"cobalt": MODEL}, design, dataset="bench")
         specs = all_specs[: args.calls]
         full = all_specs[: args.full_calls]
-        with start_sim_server(latency_ms=args.latency_ms) as server:
+        with start_sim_server(SimConfig(latency_ms=args.latency_ms)) as server:
             # warm the server's per-image feature cache so every arm sees the same server
             asyncio.run(batched(server.base_url, all_specs[::reps], args.concurrency))
             summary, _ = pool(server.base_url, specs, tmp_path / "lat.sqlite", args.concurrency)
             t_batched = asyncio.run(batched(server.base_url, specs, args.concurrency))
             t_seq = asyncio.run(sequential(server.base_url, specs[: args.sequential]))
-        with start_sim_server(latency_ms=0) as server:
+        with start_sim_server(SimConfig(latency_ms=0)) as server:
             asyncio.run(batched(server.base_url, all_specs[::reps], args.full_concurrency))
             conc = args.full_concurrency
             fast, fast_cpu = pool(server.base_url, full, tmp_path / "full.sqlite", conc)

@@ -38,6 +38,7 @@ from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
+from judgepanel.report.simconfig import SimConfig
 from judgepanel.studies.common.rubric_plan import SCORE_MAX_TOKENS, plan_images
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -80,7 +81,7 @@ def measure(name: str, rpm: int, send, tpm: int = 0) -> dict:
     answered request's prompt plus ``max_tokens``) per minute, over ``tpm``.
     """
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_sim_server(latency_ms=200, rpm=rpm, tpm=tpm, log_dir=Path(tmp))
+        server = start_sim_server(SimConfig(latency_ms=200, rpm=rpm, tpm=tpm), log_dir=Path(tmp))
         try:
             t0 = time.perf_counter()
             with Store(Path(tmp) / "s.sqlite") as store:

@@ -44,6 +44,7 @@ from judgepanel.core.client import reask_seed
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import SimProcess, start_sim_server
+from judgepanel.report.simconfig import SimConfig
 from judgepanel.studies.common.rubric_plan import plan_images
 
 FAMILIES = {"aurora": "sim-aurora-v1", "cobalt": "sim-cobalt-v1"}
@@ -146,7 +147,8 @@ class Soak:
 
     def _start_server(self, port: int, seed: int) -> SimProcess:
         return start_sim_server(
-            latency_ms=LATENCY_MS, malformed_rate=0.03, ledger=self.ledger, port=port, seed=seed
+            SimConfig(latency_ms=LATENCY_MS, malformed_rate=0.03, ledger=self.ledger, seed=seed),
+            port=port,
         )
 
     def restart_server(self, seed: int) -> None:

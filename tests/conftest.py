@@ -20,6 +20,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
 from judgepanel.report.launcher import SimProcess, start_sim_server
+from judgepanel.report.simconfig import SimConfig
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -35,7 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def sim_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimProcess]:
     """A simulated judge server without injected faults; ``.base_url`` ends in ``/v1``."""
-    server = start_sim_server(seed=0, log_dir=tmp_path_factory.mktemp("sim-server"))
+    server = start_sim_server(SimConfig(seed=0), log_dir=tmp_path_factory.mktemp("sim-server"))
     try:
         yield server
     finally:
@@ -48,7 +49,7 @@ def sim_server_factory(tmp_path: Path) -> Iterator[Callable[..., SimProcess]]:
     started: list[SimProcess] = []
 
     def start(**flags: float) -> SimProcess:
-        server = start_sim_server(log_dir=tmp_path, **flags)
+        server = start_sim_server(SimConfig(**flags), log_dir=tmp_path)
         started.append(server)
         return server
 

@@ -375,12 +375,13 @@ def main() -> int:
     import tempfile
 
     from judgepanel.report.launcher import start_sim_server
+    from judgepanel.report.simconfig import SimConfig
 
     if sys.argv[1:] != ["--write"]:
         print(__doc__)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
-        data = record(lambda **flags: start_sim_server(log_dir=Path(tmp), **flags))
+        data = record(lambda **flags: start_sim_server(SimConfig(**flags), log_dir=Path(tmp)))
     GOLDEN_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {GOLDEN_FILE.name}: {data['count']} requests")
     return 0

@@ -23,6 +23,7 @@ from shared_build import cached_build
 from judgepanel.core.config import Config, load_config
 from judgepanel.core.paths import project_root
 from judgepanel.report.launcher import start_sim_server
+from judgepanel.report.simconfig import SimConfig
 from judgepanel_sim.world.vab import write_vab
 from judgepanel_sim.world.visionq import write_visionq
 from judgepanel_sim.world.world import write_worlds
@@ -175,7 +176,7 @@ def shared_small_project() -> SmallProject:
 
     def build(root: Path) -> None:
         with (
-            start_sim_server(seed=0, log_dir=root) as server,
+            start_sim_server(SimConfig(seed=0), log_dir=root) as server,
             environment(OPENAI_API_KEY="sim-test-key"),
         ):
             build_small_project(root, server.base_url)
@@ -199,7 +200,7 @@ def shared_report(project: SmallProject) -> Path:
                 "--outputs", str(outputs), "--no-progress"]  # fmt: skip
         argv += [a for run in REPORT_RUNS for a in ("--run", run)]
         with (
-            start_sim_server(seed=0, log_dir=root) as server,
+            start_sim_server(SimConfig(seed=0), log_dir=root) as server,
             environment(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY=SECRET),
         ):
             code = report_command(build_parser().parse_args(argv))

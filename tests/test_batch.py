@@ -18,9 +18,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from judgepanel.core.batch import CRASH_ENV, BatchBook
+from judgepanel.core.batch import BatchBook
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
+from judgepanel.report.simconfig import SimConfig
 from tests.test_scoring_cli import jp_inline, write_eva
 
 ANSWER_COLUMNS = [
@@ -99,7 +100,7 @@ def test_batch_and_online_store_the_same_answers_and_spend_equals_the_ledger(
     world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ledger = tmp_path / "ledger.jsonl"
-    with start_sim_server(ledger=ledger) as server:
+    with start_sim_server(SimConfig(ledger=ledger)) as server:
         online = tmp_path / "online.sqlite"
         assert score(monkeypatch, server.base_url, runs_file(tmp_path, world, online)) == 0
         online_billed = ledger_lines(ledger)
@@ -134,7 +135,9 @@ def test_batch_workers_answer_and_bill_as_the_server_itself(
         store = tmp_path / f"store-{workers}.sqlite"
         rf = runs_file(tmp_path, world, store)
         with start_sim_server(
-            ledger=ledger, batch_workers=workers, batch_fail_share=0.2, batch_expire_after=10
+            SimConfig(
+                ledger=ledger, batch_workers=workers, batch_fail_share=0.2, batch_expire_after=10
+            )
         ) as server:
             assert score(monkeypatch, server.base_url, rf, "--batch") == 0
         stored[workers] = answers(store)
@@ -151,13 +154,17 @@ def test_batch_workers_answer_and_bill_as_the_server_itself(
     assert billed[0] == billed[2] and len(billed[0]) == int(stored[0]["billed"].sum())
 
 
+CRASH_DRIVER = Path(__file__).parent / "batch_crash_driver.py"
+
+
 def _score(rf: Path, base_url: str, *extra: str, crash: str = "") -> subprocess.CompletedProcess:
+    """``judgepanel score --batch`` in a subprocess; with ``crash``, the test driver that
+    scores the same run and kills itself at that step (through the library's fault hook)."""
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sim-local"}
-    env.pop(CRASH_ENV, None)
     if crash:
-        env[CRASH_ENV] = crash
-    return subprocess.run(
-        [
+        command = [sys.executable, str(CRASH_DRIVER), str(rf), "t-eva", crash]
+    else:
+        command = [
             sys.executable,
             "-m",
             "judgepanel.cli",
@@ -171,12 +178,8 @@ def _score(rf: Path, base_url: str, *extra: str, crash: str = "") -> subprocess.
             "0.05",
             "--no-progress",
             *extra,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=200,
-    )
+        ]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=200)
 
 
 @pytest.mark.timeout(400)
@@ -187,7 +190,7 @@ def test_a_batch_run_killed_at_any_step_resumes_without_paying_twice(
     ledger = tmp_path / "ledger.jsonl"
     store_path = tmp_path / "store.sqlite"
     rf = runs_file(tmp_path, world, store_path)
-    with start_sim_server(ledger=ledger, batch_delay=0.3) as server:
+    with start_sim_server(SimConfig(ledger=ledger, batch_delay_s=0.3)) as server:
         killed = _score(rf, server.base_url, crash=step)
         assert killed.returncode == -9, killed.stderr
         with Store(store_path, readonly=True) as store:
@@ -310,7 +313,7 @@ def test_expired_batches_failed_lines_and_unreadable_answers_are_sent_again(
     store = tmp_path / "store.sqlite"
     rf = runs_file(tmp_path, world, store)
     with start_sim_server(
-        ledger=ledger, batch_expire_after=12, batch_fail_share=0.1, malformed_rate=0.1
+        SimConfig(ledger=ledger, batch_expire_after=12, batch_fail_share=0.1, malformed_rate=0.1)
     ) as server:
         code = score(monkeypatch, server.base_url, rf, "--batch")
     assert code == 0
@@ -336,7 +339,7 @@ def test_a_batch_that_fails_validation_stops_the_run_and_loses_nothing(
 
     store = tmp_path / "store.sqlite"
     rf = runs_file(tmp_path, world, store)
-    with start_sim_server(batch_invalid=True) as server:
+    with start_sim_server(SimConfig(batch_invalid=True)) as server:
         code = score(monkeypatch, server.base_url, rf, "--batch")
     assert code == EXIT_ABORTED
     with Store(store, readonly=True) as s:
@@ -356,7 +359,7 @@ def test_the_ceiling_holds_in_batch_mode(
     store = tmp_path / "store.sqlite"
     rf = runs_file(tmp_path, world, store)
     ceiling = 0.004
-    with start_sim_server(ledger=ledger) as server:
+    with start_sim_server(SimConfig(ledger=ledger)) as server:
         code = score(monkeypatch, server.base_url, rf, "--batch", "--max-cost", str(ceiling))
         assert code == EXIT_BUDGET
         with Store(store, readonly=True) as s:
@@ -379,7 +382,7 @@ def test_batches_in_flight_are_shown_and_never_sent_online_too(
     store = tmp_path / "store.sqlite"
     rf = runs_file(tmp_path, world, store)
     base = ["score", "--run", "t-eva", "--runs-file", str(rf), "--no-progress"]
-    with start_sim_server(ledger=ledger, batch_delay=1.5) as server:
+    with start_sim_server(SimConfig(ledger=ledger, batch_delay_s=1.5)) as server:
         assert jp_inline(monkeypatch, server.base_url, *base, "--batch", "--no-wait") == 0
         capsys.readouterr()
         assert jp_inline(monkeypatch, server.base_url, "status", "--store", str(store)) == 0

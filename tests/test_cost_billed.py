@@ -21,7 +21,7 @@ from judgepanel.core.coverage import (
     describe_mix,
     samples_per_request_mix,
 )
-from judgepanel.core.store import SCHEMA_VERSION, CallResult, Store
+from judgepanel.core.store import SCHEMA_VERSION, CallResult, Store, Tokens
 
 
 def key(item: str = "img1", rep: int = 0, model: str = "sim-aurora-v1", **kw) -> CallKey:
@@ -272,8 +272,8 @@ def test_a_schema_2_store_is_read_as_is(tmp_path: Path) -> None:
     assert list(df["samples_per_request"]) == [1, 1]
     assert df.loc["a", "prompt_tokens"] == 900 and df.loc["b", "failure"] == "retryable"
     assert mix == {1: 2}
-    assert info["cost_reported"] is None and info["tokens"]["cached"] is None
-    assert info["unanswered_calls"] == 1
+    assert info.cost_reported is None and info.tokens.cached is None
+    assert info.unanswered_calls == 1
     # reading wrote nothing: the file is still schema 2, without the new columns
     assert _version(path) == "2" and "cached_tokens" not in _columns(path)
 
@@ -335,21 +335,21 @@ def test_summary_and_status_on_a_mixed_store(
         assert store.samples_per_request_mix("eva", models=["sim-aurora-v1"]) == {1: 2, 5: 5}
         assert store.samples_per_request_mix("eva", models=["router/sim-aurora-v1"]) == {1: 4}
         assert store.samples_per_request_mix("para") == {}
-    models = {m["model"]: m for m in info["models"]}
+    models = {m.model: m for m in info.models}
     aurora, router = models["sim-aurora-v1"], models["router/sim-aurora-v1"]
-    assert (aurora["calls"], aurora["input_tokens"], aurora["cached_tokens"]) == (7, 7000, 4000)
-    assert aurora["output_tokens"] == 140
-    assert aurora["cost_estimated"] == pytest.approx(5 * 0.0001 + 2 * 0.0003)
-    assert aurora["cost_reported"] is None and aurora["reported_calls"] == 0
-    assert aurora["samples_per_request"] == {1: 2, 5: 5}
-    assert (router["calls"], router["reported_calls"], router["billed_calls"]) == (4, 3, 3)
-    assert router["cost_reported"] == pytest.approx(3 * 0.0004)
-    assert router["cached_tokens"] is None  # the router reported no cached tokens
-    assert info["tokens"] == {"input": 10000, "cached": 4000, "output": 200}
-    assert info["cost_estimated"] == pytest.approx(info["spend"])
-    assert info["cost_reported"] == pytest.approx(3 * 0.0004)
-    assert (info["reported_calls"], info["billed_calls"]) == (3, 10)
-    assert info["samples_per_request"] == {1: 6, 5: 5}
+    assert (aurora.calls, aurora.input_tokens, aurora.cached_tokens) == (7, 7000, 4000)
+    assert aurora.output_tokens == 140
+    assert aurora.cost_estimated == pytest.approx(5 * 0.0001 + 2 * 0.0003)
+    assert aurora.cost_reported is None and aurora.reported_calls == 0
+    assert aurora.samples_per_request == {1: 2, 5: 5}
+    assert (router.calls, router.reported_calls, router.billed_calls) == (4, 3, 3)
+    assert router.cost_reported == pytest.approx(3 * 0.0004)
+    assert router.cached_tokens is None  # the router reported no cached tokens
+    assert info.tokens == Tokens(input=10000, cached=4000, output=200)
+    assert info.cost_estimated == pytest.approx(info.spend)
+    assert info.cost_reported == pytest.approx(3 * 0.0004)
+    assert (info.reported_calls, info.billed_calls) == (3, 10)
+    assert info.samples_per_request == {1: 6, 5: 5}
 
     assert status_command(Args(store=path, json=True)) == 0
     as_json = json.loads(capsys.readouterr().out)
@@ -418,7 +418,7 @@ def test_a_send_that_billed_nothing_reports_no_cost(tmp_path: Path) -> None:
         calls = store.frame()
         info = store.summary()
     assert pd.isna(cost_summary(calls, "eva", 2).set_index("family").loc["aurora", "reported_usd"])
-    assert info["cost_reported"] is None and info["reported_calls"] == 0
+    assert info.cost_reported is None and info.reported_calls == 0
 
 
 def test_describe_mix() -> None:

@@ -4,13 +4,14 @@ stale headlines go, and scoring before the notebooks shares one ceiling per prof
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from judgepanel.cli import build_parser, report_command
+from judgepanel.cli import EXIT_STOPPED, build_parser, report_command
 from judgepanel.core.config import load_config
 from judgepanel.core.store import Store
 from judgepanel.report import nbtools
@@ -118,7 +119,7 @@ def scoring_report(work: Path, eva: Path, ceiling: float, *, lanes: int):
 
 
 @pytest.mark.timeout(240)
-def test_report_score_shares_the_profile_ceiling(sim_server, tmp_path: Path, monkeypatch):
+def test_report_score_shares_the_profile_ceiling(sim_server, tmp_path: Path, monkeypatch, capsys):
     """`report --score` scores two runs; their spend together stays under the profile's
     max_cost, and the second run is stopped by what the first one left."""
     from test_scoring_cli import write_eva
@@ -146,8 +147,9 @@ def test_report_score_shares_the_profile_ceiling(sim_server, tmp_path: Path, mon
     work = tmp_path / "work"
     args = scoring_report(work, eva, ceiling, lanes=1)
     # (--only that matches no notebook is an error now; scoring stops before any notebook)
-    with pytest.raises(SystemExit, match="r-b: the budget stopped the run \\(profile 'p' max_cost"):
-        report_command(args)
+    assert report_command(args) == EXIT_STOPPED
+    said = capsys.readouterr().err
+    assert re.search("r-b: the budget stopped the run \\(profile 'p' max_cost", said)
     with Store(work / "store.sqlite", readonly=True) as store:
         by_dataset = store.frame(columns=["dataset", "cost"]).groupby("dataset")["cost"]
         assert by_dataset.size()["a"] == len(specs)  # the first run completed
@@ -156,7 +158,9 @@ def test_report_score_shares_the_profile_ceiling(sim_server, tmp_path: Path, mon
 
 
 @pytest.mark.timeout(300)
-def test_runs_scored_side_by_side_split_the_ceiling(sim_server, tmp_path: Path, monkeypatch):
+def test_runs_scored_side_by_side_split_the_ceiling(
+    sim_server, tmp_path: Path, monkeypatch, capsys
+):
     """Two lanes score two datasets at once in two processes; with room for both they
     overlap and complete, and with room for 1.5 runs each lane stops at its half, so the
     spend together still stays under the profile's max_cost."""
@@ -182,10 +186,9 @@ def test_runs_scored_side_by_side_split_the_ceiling(sim_server, tmp_path: Path, 
             assert a["calls"] == b["calls"] > 0
             full = a["calls"]
         else:
-            with pytest.raises(
-                SystemExit, match=r"the budget stopped the run \(profile 'p' max_cost share"
-            ):
-                report_command(args)
+            assert report_command(args) == EXIT_STOPPED
+            said = capsys.readouterr().err
+            assert re.search(r"the budget stopped the run \(profile 'p' max_cost share", said)
         with Store(work / "store.sqlite", readonly=True) as store:
             assert store.spend() <= ceiling
             sizes = store.frame(columns=["dataset", "cost"]).groupby("dataset").size()

@@ -15,6 +15,7 @@ from judgepanel.core.settings import ScoreRequest, resolve_settings
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.report.savings import measure_savings, repetitions_per_prompt, sample_items
+from judgepanel.report.simconfig import SimConfig
 from tests.test_batch import runs_file
 from tests.test_scoring_cli import write_eva
 
@@ -40,7 +41,7 @@ def test_uncached_designs_bill_what_a_server_without_a_cache_bills(
     for label, per_request in (("one sample per request", 1), ("n = k", n)):
         book = tmp_path / f"plain-{per_request}.jsonl"
         with (
-            start_sim_server(ledger=book, log_dir=tmp_path) as server,  # no prompt cache
+            start_sim_server(SimConfig(ledger=book), log_dir=tmp_path) as server,  # no prompt cache
             Store(tmp_path / f"plain-{per_request}.sqlite") as store,
         ):
             options = ClientOptions(

@@ -317,13 +317,14 @@ def test_an_outage_stops_with_the_command_to_resume(
 
 @pytest.mark.timeout(240)
 def test_report_says_the_same_when_scoring_stops(tmp_path: Path, monkeypatch) -> None:
+    from judgepanel.core.errors import RunStopped
     from judgepanel.report.execute import ReportRequest, run_report
 
     runs = write_runs_file(tmp_path, write_eva(tmp_path / "eva"))
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
     request = ReportRequest(profile="t", runs_file=runs, outputs=tmp_path / "out", score=True)
-    with pytest.raises(SystemExit) as stop:
+    with pytest.raises(RunStopped) as stop:
         run_report(request)
     text = str(stop.value)
     assert "t-eva: the run stopped early: http://127.0.0.1:9/v1 is unreachable" in text

@@ -11,6 +11,7 @@ import openai
 import pytest
 
 from judgepanel.report.launcher import start_sim_server
+from judgepanel.report.simconfig import SimConfig
 
 
 def _line(cid: str, model: str = "sim-cobalt-v1", seed: int | None = 1) -> str:
@@ -40,7 +41,7 @@ def _wait(client: openai.OpenAI, batch_id: str, timeout: float = 30.0):  # type:
 
 @pytest.fixture(scope="module")
 def client():  # type: ignore[no-untyped-def]
-    with start_sim_server(batch_delay=0.5) as server:
+    with start_sim_server(SimConfig(batch_delay_s=0.5)) as server:
         yield openai.OpenAI(api_key="sim-local", base_url=server.base_url)
 
 

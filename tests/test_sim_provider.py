@@ -161,7 +161,7 @@ def test_a_charge_beyond_the_burst_waits_for_a_full_bucket():
 
 
 def test_headers_on_every_answer_match_the_limits(sim_server_factory, images):
-    server = sim_server_factory(rpm=60, tpm=6000, burst_seconds=60.0)  # a minute's worth
+    server = sim_server_factory(rpm=60, tpm=6000, burst_s=60.0)  # a minute's worth
     with _http(server) as client:
         r = _chat(client, messages=_messages("Judge.", "Rate it.", images[0]), max_tokens=50)
         assert r.status_code == 200
@@ -183,7 +183,7 @@ def test_headers_on_every_answer_match_the_limits(sim_server_factory, images):
 
 
 def test_a_burst_beyond_the_bucket_gets_429(sim_server_factory):
-    server = sim_server_factory(rpm=60, burst_seconds=2.0)  # two at once, then one a second
+    server = sim_server_factory(rpm=60, burst_s=2.0)  # two at once, then one a second
     with _http(server) as client, _http(server, "key-b") as other:
         assert [_chat(client).status_code for _ in range(2)] == [200, 200]
         r = _chat(client)
@@ -213,7 +213,7 @@ def _hammer(client: httpx.Client, seconds: float) -> tuple[int, int, httpx.Respo
 @pytest.mark.serial  # a refill measured on the wall clock: run apart from other tests
 @pytest.mark.parametrize("count_refused", [True, False])
 def test_a_client_that_never_waits(sim_server_factory, count_refused):
-    server = sim_server_factory(rpm=600, burst_seconds=1.0, count_refused=count_refused)
+    server = sim_server_factory(rpm=600, burst_s=1.0, count_refused=count_refused)
     with _http(server) as client:
         start = time.monotonic()
         admitted, refused, last = _hammer(client, 1.5)
@@ -233,7 +233,7 @@ def test_a_client_that_never_waits(sim_server_factory, count_refused):
 
 
 def test_token_limit_refuses_what_exceeds_what_is_left(sim_server_factory):
-    server = sim_server_factory(tpm=6000, burst_seconds=10.0)  # 1000 tokens, 100 a second
+    server = sim_server_factory(tpm=6000, burst_s=10.0)  # 1000 tokens, 100 a second
     with _http(server) as client:
         a = _chat(client, max_tokens=700)  # 4 + 700
         assert a.status_code == 200
@@ -272,7 +272,7 @@ def test_limits_that_never_bite_change_no_answer(sim_server_factory, images):
 def test_a_refused_request_takes_no_place_in_the_answers(sim_server_factory, images):
     msgs = _messages("You judge photos.", "Rate this photo from 1 to 10.", images[0])
     bodies = [{"messages": msgs} for _ in range(3)]  # unseeded: answers follow the count
-    limited = sim_server_factory(rpm=120, burst_seconds=1.0, count_refused=False)  # 2, 2/s
+    limited = sim_server_factory(rpm=120, burst_s=1.0, count_refused=False)  # 2, 2/s
     plain = sim_server_factory()
     got = []
     with _http(limited) as client:

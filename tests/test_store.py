@@ -329,7 +329,7 @@ def test_a_schema_1_store_is_read_as_is_and_migrated_on_write(tmp_path: Path) ->
     schema_1_store(path)
     with Store(path, readonly=True) as old:  # reading never writes: the file stays schema 1
         df = old.frame().set_index("item")
-        assert old.summary()["retryable"] == 1 and old.possibly_billed().calls == 0
+        assert old.summary().retryable == 1 and old.possibly_billed().calls == 0
     assert list(df.failure) == ["", "retryable", "final"]
     assert list(df.billed) == [2, 0, 3]
     con = sqlite3.connect(path)

@@ -8,6 +8,8 @@ Exit codes of ``judgepanel score``: 0 done (calls may have failed; they are reco
 1 bad input or configuration, 3 stopped by the budget, 4 stopped early: by an error every
 call would meet (a rejected API key, an unknown model), an unreachable endpoint, or more
 failed calls than ``--max-failure-share``. A stopped run ends with the command to resume.
+``judgepanel report`` exits 2 when a run it scores is stopped so (the library raises
+:class:`judgepanel.core.errors.RunStopped`; its message is printed as it is).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from judgepanel.core.client.options import (
 from judgepanel.core.config import ConfigError, load_config
 from judgepanel.core.coverage import describe_mix
 from judgepanel.core.describe import parse_dataset_spec
+from judgepanel.core.errors import RunStopped
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.core.preflight import preflight
 from judgepanel.core.retry import MAX_FAILURE_SHARE
@@ -47,7 +50,7 @@ from judgepanel.core.settings import (
     ScoreSettings,
     resolve_settings,
 )
-from judgepanel.core.store import Store, StoreError
+from judgepanel.core.store import ModelCost, Store, StoreError, StoreSummary
 from judgepanel.datasets import DatasetError, load_dataset
 from judgepanel.datasets.comparators import load_scores
 from judgepanel.datasets.visionq import load_questions
@@ -63,6 +66,8 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_BUDGET = 3
 EXIT_ABORTED = 4
+EXIT_STOPPED = 2
+"""``judgepanel report``: a run it scored was stopped (by the budget or an abort)."""
 
 SIM_COMMANDS = {"data": "synth", "sim-server": "serve"}
 """judgepanel's names for the synthetic world's commands -> its own names."""
@@ -566,38 +571,38 @@ def _tokens(n: int | None) -> str:
     return "unknown" if n is None else f"{n:,}"
 
 
-def _reported(m: dict) -> str:
+def _reported(m: ModelCost) -> str:
     """A model's reported cost, and on how many of its billed calls when not all."""
-    if m["cost_reported"] is None:
+    if m.cost_reported is None:
         return "not reported"
-    text = f"${m['cost_reported']:.4f}"
-    if m["reported_calls"] < m["billed_calls"]:
-        text += f" ({m['reported_calls']} of {m['billed_calls']} billed calls)"
+    text = f"${m.cost_reported:.4f}"
+    if m.reported_calls < m.billed_calls:
+        text += f" ({m.reported_calls} of {m.billed_calls} billed calls)"
     return text
 
 
-def _cost_lines(info: dict) -> list[str]:
+def _cost_lines(info: StoreSummary) -> list[str]:
     """Per model: calls, tokens, cost as estimated and as reported; mixed samples per request."""
-    if not info["models"]:
+    if not info.models:
         return []
     table = pd.DataFrame(
         [
             {
-                "model": m["model"],
-                "calls": m["calls"],
-                "input tokens": _tokens(m["input_tokens"]),
-                "cached tokens": _tokens(m["cached_tokens"]),
-                "output tokens": _tokens(m["output_tokens"]),
-                "cost estimated": f"${m['cost_estimated']:.4f}",
+                "model": m.model,
+                "calls": m.calls,
+                "input tokens": _tokens(m.input_tokens),
+                "cached tokens": _tokens(m.cached_tokens),
+                "output tokens": _tokens(m.output_tokens),
+                "cost estimated": f"${m.cost_estimated:.4f}",
                 "cost reported": _reported(m),
             }
-            for m in info["models"]
+            for m in info.models
         ]
     )
     lines = ["", "cost per model", table.to_string(index=False)]
-    for m in info["models"]:
-        if len(m["samples_per_request"]) > 1:
-            lines.append(f"{m['model']} holds {describe_mix(m['samples_per_request'])}")
+    for m in info.models:
+        if len(m.samples_per_request) > 1:
+            lines.append(f"{m.model} holds {describe_mix(m.samples_per_request)}")
     return lines
 
 
@@ -611,41 +616,41 @@ def status_command(args: argparse.Namespace) -> int:
         return 1
     with store:
         info = store.summary()
-        info["batches"] = BatchBook(store).summary()
+        batches = BatchBook(store).summary()
     if args.json:
-        print(json.dumps(info, indent=2))
+        print(json.dumps({**info.as_dict(), "batches": batches}, indent=2))
         return 0
-    print(f"store   {info['store']}  (schema {info['schema_version']}, {info['journal_mode']})")
+    print(f"store   {info.store}  (schema {info.schema_version}, {info.journal_mode})")
     print(
-        f"calls   {info['calls']}  ok {info['ok']}  failed {info['failed']} "
-        f"(retryable {info['retryable']}, final {info['final']})  attempts {info['attempts']}"
+        f"calls   {info.calls}  ok {info.ok}  failed {info.failed} "
+        f"(retryable {info.retryable}, final {info.final})  attempts {info.attempts}"
     )
-    print(f"spend   ${info['spend']:.4f} over {info['billed_answers']} billed answers")
-    if info["cost_reported"] is not None:
+    print(f"spend   ${info.spend:.4f} over {info.billed_answers} billed answers")
+    if info.cost_reported is not None:
         print(
-            f"reported by the provider ${info['cost_reported']:.4f} on "
-            f"{info['reported_calls']} of {info['billed_calls']} billed calls"
+            f"reported by the provider ${info.cost_reported:.4f} on "
+            f"{info.reported_calls} of {info.billed_calls} billed calls"
         )
-    if info["unanswered_calls"]:
+    if info.unanswered_calls:
         print(
-            f"possibly billed, unanswered: {info['unanswered_calls']} calls sent whose answer "
+            f"possibly billed, unanswered: {info.unanswered_calls} calls sent whose answer "
             f"never arrived (in flight at an interruption), up to "
-            f"${info['unanswered_bound']:.4f}"
+            f"${info.unanswered_bound:.4f}"
         )
-    if info["batched_calls"]:
+    if info.batched_calls:
         print(
-            f"in batches: {info['batched_calls']} calls in {len(info['batches'])} open batches, "
-            f"reserved up to ${info['batched_bound']:.4f} (collect them: score --batch)"
+            f"in batches: {info.batched_calls} calls in {len(batches)} open batches, "
+            f"reserved up to ${info.batched_bound:.4f} (collect them: score --batch)"
         )
-        for b in info["batches"]:
+        for b in batches:
             print(
                 f"  {b['chunk']}  {b['state']:<9} {b['status'] or '-':<11} {b['calls']:>6} calls "
                 f"{b['model']}  run {b['run']}  {b['batch_id'] or ''}"
             )
-    if info["first"]:
-        print(f"written {info['first']} .. {info['last']}")
-    if info["counts"]:
-        table = pd.DataFrame(info["counts"])
+    if info.first:
+        print(f"written {info.first} .. {info.last}")
+    if info.counts:
+        table = pd.DataFrame(list(info.counts))  # one column per field
         wide = (
             table.pivot_table(
                 index=["dataset", "family", "kind"],
@@ -661,15 +666,15 @@ def status_command(args: argparse.Namespace) -> int:
         print(wide.to_string(index=False))
     for line in _cost_lines(info):
         print(line)
-    if info["failures"]:
+    if info.failures:
         print("\nfailures by reason")
-        for f in info["failures"]:
-            print(f"  {f['n']:>7}  {f['failure']:<9}  {f['reason']}")
-    if info["rubrics"]:
+        for f in info.failures:
+            print(f"  {f.n:>7}  {f.failure:<9}  {f.reason}")
+    if info.rubrics:
         print("\nrubric hashes")
-        for r in info["rubrics"]:
-            label = r["rubric_sha"] or "(none)"
-            print(f"  {r['n']:>7}  {label}")
+        for r in info.rubrics:
+            label = r.rubric_sha or "(none)"
+            print(f"  {r.n:>7}  {label}")
     return 0
 
 
@@ -786,6 +791,9 @@ def report_command(args: argparse.Namespace) -> int:
     except (ReportError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except RunStopped as exc:  # its message is whole: the run, why, and how to resume
+        print(exc, file=sys.stderr)
+        return EXIT_STOPPED
 
 
 def list_command(args: argparse.Namespace) -> int:

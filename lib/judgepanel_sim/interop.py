@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judgepanel.report.launcher import start_sim_server
+from judgepanel.report.simconfig import SimConfig
 from judgepanel.studies import vab, visionq
 
 MODELS = ("sim-aurora-v1", "sim-basalt-v1")
@@ -230,7 +231,7 @@ def interop_command(
     work.mkdir(parents=True, exist_ok=True)
     key = "sim-interop-key"
     rows: list[Row] = []
-    with start_sim_server(seed=0, log_dir=work) as server:
+    with start_sim_server(SimConfig(seed=0), log_dir=work) as server:
         if vab_dir is not None:
             rows += run_vab(vab_dir, data.resolve(), work / "vab", python, server.base_url, key)
         if vq_dir is not None:

@@ -41,6 +41,7 @@ from judgepanel.report.notebook_run import OUTPUTS_ENV
 from judgepanel.report.page import path_replacements, render_page, scrub_paths
 from judgepanel.report.provenance import provenance, write_provenance
 from judgepanel.report.schedule import Job, JobPool, usable_cores
+from judgepanel.report.simconfig import SimConfig
 from judgepanel.report.steps import data_keys, report_steps, score_and_release
 from judgepanel.report.timings import Timings
 from judgepanel.studies.common.fitcache import SHARED_DIR_ENV
@@ -420,7 +421,9 @@ def run_report(request: ReportRequest) -> int:
                 # then differ between runs (00 measures the cache on its own servers).
                 # One server per scoring lane: a server answers on one core, and every
                 # request carries its seed, so servers of one seed answer it alike.
-                servers = start_sim_servers(max(1, lanes if request.score else 1), report_cost=True)
+                servers = start_sim_servers(
+                    max(1, lanes if request.score else 1), SimConfig(report_cost=True)
+                )
             server = servers[0]
             os.environ["OPENAI_BASE_URL"] = server.base_url
             # The simulator accepts any bearer token: a real key in the environment is

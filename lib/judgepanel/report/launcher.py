@@ -1,7 +1,9 @@
 """Start and stop the simulated judge server as a child process.
 
 The report and the tests both need a real server on a free loopback port; this is the one
-place that knows how to start it, wait until it listens, and stop it even on failure.
+place that knows how to start it, wait until it listens, and stop it even on failure. It
+takes the server's options as one :class:`~judgepanel.report.simconfig.SimConfig` and
+passes them as the server's own flags (:meth:`SimConfig.cli_args`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from judgepanel.report.simconfig import SimConfig
 
 
 @dataclass
@@ -48,46 +51,10 @@ class SimProcess:
         self.stop()
 
 
-def start_sim_server(
-    *,
-    latency_ms: float = 0.0,
-    error_rate: float = 0.0,
-    malformed_rate: float = 0.0,
-    timeout_rate: float = 0.0,
-    seed: int = 0,
-    startup_timeout: float = 60.0,
-    log_dir: Path | None = None,
-    echo_key: bool = False,
-    ledger: Path | None = None,
-    port: int = 0,
-    rpm: int = 0,
-    tpm: int = 0,
-    burst_seconds: float = 2.0,
-    count_refused: bool = True,
-    cache_window: int = 0,
-    report_cost: bool = False,
-    prices: Path | None = None,
-    batch_delay: float = 0.0,
-    batch_fail_share: float = 0.0,
-    batch_expire_after: int = 0,
-    batch_invalid: bool = False,
-    batch_workers: int = 0,
-) -> SimProcess:
-    """Start the simulated judge server (``python -m judgepanel_sim serve``) on a free port
-    (or on ``port``, to restart a server where its clients expect it).
-
-    ``echo_key`` and ``ledger`` are the server's test switches: an endpoint that echoes the
-    key, and a file counting every billed answer. ``rpm``, ``tpm``, ``burst_seconds``,
-    ``count_refused``, ``cache_window``, ``report_cost`` and ``prices`` make it behave like
-    a provider (rate limits, prompt caching, cost in usage), and the ``batch_*`` options
-    its batch API (a delay, failed lines, expiry, rejected files; ``batch_workers``: processes
-    answering batch lines); each is off by default
-    and forwarded only when set. Returns once it accepts connections.
-    """
-    workdir = Path(tempfile.mkdtemp(prefix="judgepanel-sim-", dir=log_dir))
-    port_file = workdir / "port"
-    log_path = workdir / "server.log"
-    cmd = [
+def serve_command_line(config: SimConfig, port: int, port_file: Path) -> list[str]:
+    """The command that serves ``config`` on ``port`` (0: a free one), writing the bound
+    port to ``port_file``: ``python -m judgepanel_sim serve`` and ``config``'s flags."""
+    return [
         sys.executable,
         "-m",
         "judgepanel_sim",
@@ -96,31 +63,25 @@ def start_sim_server(
         str(port),
         "--port-file",
         str(port_file),
-        "--latency-ms",
-        str(latency_ms),
-        "--error-rate",
-        str(error_rate),
-        "--malformed-rate",
-        str(malformed_rate),
-        "--timeout-rate",
-        str(timeout_rate),
-        "--seed",
-        str(seed),
-        *(["--echo-key"] if echo_key else []),
-        *(["--ledger", str(ledger)] if ledger is not None else []),
-        *(["--rpm", str(rpm)] if rpm else []),
-        *(["--tpm", str(tpm)] if tpm else []),
-        *(["--burst-seconds", str(burst_seconds)] if burst_seconds != 2.0 else []),
-        *([] if count_refused else ["--no-count-refused"]),
-        *(["--cache-window", str(cache_window)] if cache_window else []),
-        *(["--report-cost"] if report_cost else []),
-        *(["--prices", str(prices)] if prices is not None else []),
-        *(["--batch-delay", str(batch_delay)] if batch_delay else []),
-        *(["--batch-fail-share", str(batch_fail_share)] if batch_fail_share else []),
-        *(["--batch-expire-after", str(batch_expire_after)] if batch_expire_after else []),
-        *(["--batch-invalid"] if batch_invalid else []),
-        *(["--batch-workers", str(batch_workers)] if batch_workers else []),
+        *config.cli_args(),
     ]
+
+
+def start_sim_server(
+    config: SimConfig | None = None,
+    *,
+    port: int = 0,
+    startup_timeout: float = 60.0,
+    log_dir: Path | None = None,
+) -> SimProcess:
+    """Start the simulated judge server on ``config`` (default: no faults, seed 0) on a free
+    port (or on ``port``, to restart a server where its clients expect it); its log goes to
+    a new folder in ``log_dir``. Returns once it accepts connections.
+    """
+    workdir = Path(tempfile.mkdtemp(prefix="judgepanel-sim-", dir=log_dir))
+    port_file = workdir / "port"
+    log_path = workdir / "server.log"
+    cmd = serve_command_line(config or SimConfig(), port, port_file)
     log = log_path.open("wb")
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -143,12 +104,12 @@ def start_sim_server(
     )
 
 
-def start_sim_servers(n: int, **options: Any) -> list[SimProcess]:
-    """``n`` simulated judge servers with the same ``options`` (see
-    :func:`start_sim_server`), started side by side; all stopped if one fails to start."""
+def start_sim_servers(n: int, config: SimConfig | None = None) -> list[SimProcess]:
+    """``n`` simulated judge servers on the same ``config`` (see :func:`start_sim_server`),
+    started side by side; all stopped if one fails to start."""
 
     with ThreadPoolExecutor(max_workers=n) as starting:
-        futures = [starting.submit(start_sim_server, **options) for _ in range(n)]
+        futures = [starting.submit(start_sim_server, config) for _ in range(n)]
     started = [f.result() for f in futures if f.exception() is None]
     failed = [f.exception() for f in futures if f.exception() is not None]
     if failed:

@@ -30,6 +30,7 @@ from judgepanel.core.client.runner import group_key
 from judgepanel.core.config import Price
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
+from judgepanel.report.simconfig import SimConfig
 
 SIM_MAX_N = 8
 """The most choices the simulator returns per request (as Gemini's API allows)."""
@@ -93,7 +94,7 @@ def _send(
         RuntimeError: not every call came back (the figures would be wrong).
     """
     book = tmp / f"ledger-{samples_per_request}.jsonl"
-    server = start_sim_server(ledger=book, cache_window=CACHE_WINDOW, log_dir=tmp)
+    server = start_sim_server(SimConfig(ledger=book, cache_window=CACHE_WINDOW), log_dir=tmp)
     try:
         with Store(tmp / f"store-{samples_per_request}.sqlite") as store:
             options = ClientOptions(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from judgepanel.core.client import RunSummary
 from judgepanel.core.config import Config, Run
+from judgepanel.core.errors import RunStopped
 from judgepanel.core.scoring import closing_note, plan_parameters
 from judgepanel.report.index import remembered
 from judgepanel.report.schedule import DataKey, Job, JobPool, order_by_data
@@ -331,11 +332,15 @@ def _close_step(
     """Print what a run left undone; stop the report if the run was cut short.
 
     ``label`` names the ceiling the run was given (``ceiling``, ``None`` for none).
+
+    Raises:
+        RunStopped: the run was stopped by its budget or aborted (the closing note says
+            why and how to resume).
     """
     resume = shlex.join(["judgepanel", "score", "--run", run.name, "--runs-file", str(config.path)])
     ceilings = {label: ceiling, "max_total_cost": run.profile.max_total_cost or None}
     note = closing_note(summary, resume, ceilings)
     if summary.aborted or summary.stopped_by_budget:
-        raise SystemExit(f"{run.name}: {note}")
+        raise RunStopped(f"{run.name}: {note}")
     if note:
         print(note, flush=True)

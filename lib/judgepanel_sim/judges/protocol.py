@@ -60,7 +60,6 @@ def served_model(model: str) -> str:
 
 
 MODEL_CREATED = 1_767_225_600  # 2026-01-01T00:00:00Z, a fixed "release date" for /v1/models
-MAX_BODY_BYTES = 32 * 1024 * 1024
 MAX_IMAGE_PIXELS = 40_000_000
 IMAGE_FORMATS: dict[str, str] = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
 FEATURE_CACHE_SIZE = 4096

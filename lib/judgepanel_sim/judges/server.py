@@ -49,13 +49,14 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import uvloop
 
+from judgepanel.report.simconfig import SimConfig
 from judgepanel_sim.judges import responses, sse
 from judgepanel_sim.judges.batches import (
     LINES_PER_SLICE,
@@ -77,7 +78,6 @@ from judgepanel_sim.judges.pricing import (
     load_prices,
 )
 from judgepanel_sim.judges.protocol import (
-    MAX_BODY_BYTES,
     NO_LOGPROBS_MODELS,
     ROUTER_MODELS,
     Answer,
@@ -110,83 +110,6 @@ token limit (OpenAI counts the cap, not the answer, when it admits a request).""
 
 class _ClientGone(Exception):
     """The client disconnected before its request was read."""
-
-
-@dataclass(frozen=True)
-class SimConfig:
-    """Behaviour of one server.
-
-    Attributes:
-        seed: fixes every sampled answer and every injected fault.
-        latency_ms: added to every request (asynchronous sleep).
-        error_rate: share of requests answered 429 or 500 (half each).
-        malformed_rate: share of answers replaced by the handler's malformed answer.
-        timeout_rate: share of requests that stall for ``stall_seconds``.
-        stall_seconds: how long a stalled request sleeps (far beyond any client timeout).
-        retry_after_s: the ``Retry-After`` sent with an injected 429.
-        max_body_bytes: larger bodies get 413.
-        echo_key: copy the bearer token into every answer (a misbehaving endpoint).
-        ledger: append one JSON line per billed answer here.
-        rpm: requests per minute per API key (0: no limit).
-        tpm: tokens per minute per API key (0: no limit); a request is charged its prompt
-            tokens plus ``max_tokens`` (or ``TPM_DEFAULT_COMPLETION``) per choice.
-        burst_s: seconds' worth of each limit a bucket holds (its burst).
-        count_refused: a refused request still uses one request of the limit.
-        cache_window: report as cached the longest prompt prefix seen among this many
-            last answered requests (0: no caching, no ``prompt_tokens_details``).
-        report_cost: add ``usage.cost`` (USD, from ``prices``).
-        prices: the price table (None: ``pricing.DEFAULT_PRICES``).
-        batch_delay_s: seconds a batch waits before its lines are answered.
-        batch_fail_share: share of batch lines answered with a 500.
-        batch_expire_after: a batch expires after answering this many lines (0: never).
-        batch_invalid: every batch fails validation.
-        batch_workers: processes that answer batch lines (0: the server's own process);
-            the answers and the ledger are the same either way.
-    """
-
-    seed: int = 0
-    latency_ms: float = 0.0
-    error_rate: float = 0.0
-    malformed_rate: float = 0.0
-    timeout_rate: float = 0.0
-    stall_seconds: float = 600.0
-    retry_after_s: float = 1.0
-    max_body_bytes: int = MAX_BODY_BYTES
-    echo_key: bool = False
-    ledger: Path | None = None
-    rpm: int = 0
-    tpm: int = 0
-    burst_s: float = 2.0
-    count_refused: bool = True
-    cache_window: int = 0
-    report_cost: bool = False
-    prices: PriceTable | None = field(default=None, compare=False)
-    batch_delay_s: float = 0.0
-    batch_fail_share: float = 0.0
-    batch_expire_after: int = 0
-    batch_invalid: bool = False
-    batch_workers: int = 0
-
-    def batch_behaviour(self) -> BatchBehaviour:
-        return BatchBehaviour(
-            self.batch_delay_s, self.batch_fail_share, self.batch_expire_after, self.batch_invalid
-        )
-
-    def __post_init__(self) -> None:
-        self.batch_behaviour()  # validates the batch settings
-        for name in ("error_rate", "malformed_rate", "timeout_rate"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must lie in [0, 1], got {value}")
-        if self.error_rate + self.timeout_rate > 1.0:
-            raise ValueError("error_rate + timeout_rate must not exceed 1")
-        if self.latency_ms < 0:
-            raise ValueError(f"latency_ms must be >= 0, got {self.latency_ms}")
-        for name in ("rpm", "tpm", "cache_window", "batch_workers"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if not self.burst_s > 0:
-            raise ValueError(f"burst_s must be > 0, got {self.burst_s}")
 
 
 def _uniforms(seed: int, counter: int, n: int) -> list[float]:
@@ -298,7 +221,9 @@ class SimApp:
             else None
         )
         self.cache = PromptCache(config.cache_window) if config.cache_window else None
-        self.prices: PriceTable = DEFAULT_PRICES if config.prices is None else config.prices
+        self.prices: PriceTable = (
+            DEFAULT_PRICES if config.prices is None else load_prices(config.prices)
+        )
         self.fingerprint = f"fp_sim_{config.seed & 0xFFFFFFFF:08x}"
         self.workers = (
             LineWorkers(SimApp, replace(config, ledger=None, batch_workers=0), config.batch_workers)
@@ -307,7 +232,12 @@ class SimApp:
         )
         self.desk = BatchDesk(
             self._answer_lines,
-            config.batch_behaviour(),
+            BatchBehaviour(
+                config.batch_delay_s,
+                config.batch_fail_share,
+                config.batch_expire_after,
+                config.batch_invalid,
+            ),
             config.seed,
             slice_lines=LINES_PER_SLICE * (WORKER_SLICE_FACTOR if self.workers else 1),
             slices_at_once=2 * config.batch_workers if self.workers else 1,
@@ -833,60 +763,16 @@ async def serve(config: SimConfig, host: str, port: int, port_file: Path | None)
         server.config.app.close()
 
 
-def serve_command(
-    *,
-    host: str,
-    port: int,
-    port_file: Path | None,
-    seed: int = 0,
-    latency_ms: float = 0.0,
-    error_rate: float = 0.0,
-    malformed_rate: float = 0.0,
-    timeout_rate: float = 0.0,
-    echo_key: bool = False,
-    ledger: Path | None = None,
-    rpm: int = 0,
-    tpm: int = 0,
-    burst_seconds: float = 2.0,
-    count_refused: bool = True,
-    cache_window: int = 0,
-    report_cost: bool = False,
-    prices: Path | None = None,
-    batch_delay_s: float = 0.0,
-    batch_fail_share: float = 0.0,
-    batch_expire_after: int = 0,
-    batch_invalid: bool = False,
-    batch_workers: int = 0,
-) -> int:
-    """``judgepanel sim-server``: run the simulated judge server in the foreground.
-
-    ``prices`` is a JSON or YAML price file replacing the simulator's own table.
-    """
-    try:
-        config = SimConfig(
-            seed=seed,
-            latency_ms=latency_ms,
-            error_rate=error_rate,
-            malformed_rate=malformed_rate,
-            timeout_rate=timeout_rate,
-            echo_key=echo_key,
-            ledger=ledger,
-            rpm=rpm,
-            tpm=tpm,
-            burst_s=burst_seconds,
-            count_refused=count_refused,
-            cache_window=cache_window,
-            report_cost=report_cost,
-            prices=load_prices(prices) if prices is not None else None,
-            batch_delay_s=batch_delay_s,
-            batch_fail_share=batch_fail_share,
-            batch_expire_after=batch_expire_after,
-            batch_invalid=batch_invalid,
-            batch_workers=batch_workers,
-        )
-    except ValueError as exc:
-        print(f"judgepanel sim-server: {exc}", file=sys.stderr)
-        return 2
+def serve_command(config: SimConfig, *, host: str, port: int, port_file: Path | None = None) -> int:
+    """``judgepanel sim-server``: run the simulated judge server on ``config`` in the
+    foreground (``config.prices``: a JSON or YAML price file replacing the simulator's
+    own table, checked before anything listens)."""
+    if config.prices is not None:
+        try:
+            load_prices(config.prices)
+        except ValueError as exc:
+            print(f"judgepanel sim-server: {exc}", file=sys.stderr)
+            return 2
     try:
         uvloop.run(serve(config, host, port, port_file))
     except OSError as exc:

@@ -8,29 +8,22 @@ model is not kept, and said so. The rows and the chunk's closing are one transac
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from judgepanel.core.batch.lines import custom_id
 from judgepanel.core.batch.records import BatchBook, Chunk, LineRecord
 from judgepanel.core.batch.results import ResultFileError, ResultLine, outcome, read_result_lines
 from judgepanel.core.budget import CallBound, RequestShape
 from judgepanel.core.calls import KEY_FIELDS, CallKey, CallSpec
+from judgepanel.core.client.counts import CallCounts
 from judgepanel.core.config import Price
 from judgepanel.core.store import CallResult, Store
 
-CRASH_ENV = "JUDGEPANEL_BATCH_CRASH_AT"
-"""Fault injection for the kill tests: ``uploaded``, ``created``, ``polling`` or ``ingesting``
-makes the process kill itself (SIGKILL) at that step, as a crash would."""
-
-
-def crash_point(step: str) -> None:
-    """Die here, as ``kill -9`` would, when the kill tests ask for this step."""
-    if os.environ.get(CRASH_ENV) == step:
-        os.kill(os.getpid(), signal.SIGKILL)
+FaultHook = Callable[[str], None]
+"""Called with the name of each step a crash test may stop a batch run at: ``uploaded``,
+``created``, ``polling`` and ``ingesting`` (half-way through writing a chunk's results).
+Only tests pass one (to kill the process there, as a crash would); runs pass none."""
 
 
 def batch_price(price: Price) -> Price:
@@ -53,19 +46,6 @@ def reask_history(
     return out
 
 
-@dataclass
-class Ingested:
-    """What one chunk's results wrote."""
-
-    ok: int = 0
-    failed: int = 0
-    retryable: int = 0
-    reasks: int = 0
-    spend: float = 0.0
-    unanswered: int = 0
-    notes: list[str] = field(default_factory=list)
-
-
 def _answer_bound(spec: CallSpec) -> CallBound:
     return RequestShape.of(spec.build(), spec.max_tokens).bound(0)
 
@@ -76,10 +56,13 @@ def _no_usage(line: ResultLine) -> bool:
     return not (isinstance(body, dict) and isinstance(body.get("usage"), dict))
 
 
-def _crashing(rows: list[tuple[CallKey, CallResult]]) -> Iterator[tuple[CallKey, CallResult]]:
+def _stopping(
+    rows: list[tuple[CallKey, CallResult]], fault: FaultHook
+) -> Iterator[tuple[CallKey, CallResult]]:
+    """``rows``, calling ``fault("ingesting")`` half-way through them."""
     for i, row in enumerate(rows):
         if i == len(rows) // 2:
-            crash_point("ingesting")
+            fault("ingesting")
         yield row
 
 
@@ -92,16 +75,20 @@ def ingest_chunk(
     *,
     max_reasks: int,
     status: str,
-) -> Ingested:
+    fault: FaultHook | None = None,
+) -> CallCounts:
     """Write ``chunk``'s results (``files``: data and a name for messages) and close it.
 
-    ``specs`` maps the chunk's custom_ids to their calls (it may hold more).
+    ``specs`` maps the chunk's custom_ids to their calls (it may hold more); ``fault``
+    (tests only) is called half-way through writing them. Returns what was written:
+    outcomes, their cost, the re-asks of failed calls, the lines left unanswered, and
+    notes on lines that were not kept.
     """
     book = BatchBook(store)
     records: dict[str, LineRecord] = {rec.custom_id: rec for rec in book.lines(chunk.chunk)}
     history = reask_history(store, [specs[c] for c in records], custom_id)
     latency = max(0.0, time.time() - chunk.created)
-    got = Ingested()
+    got = CallCounts()
     rows: list[tuple[CallKey, CallResult]] = []
     seen: set[str] = set()
     for data, name in files:
@@ -138,15 +125,11 @@ def ingest_chunk(
             )
             if result is not None:
                 rows.append((spec.key, result))
-    written = _crashing(rows) if os.environ.get(CRASH_ENV) == "ingesting" else rows
+    written = rows if fault is None else _stopping(rows, fault)
     store.record_batch(written, chunk.chunk, status=status, note="; ".join(got.notes[:5]))
     for _, result in rows:
-        got.spend += result.cost
-        if result.status == "ok":
-            got.ok += 1
-        else:
-            got.failed += 1
-            got.retryable += result.failure == "retryable"
+        got.record(result)
+        if result.status != "ok":
             got.reasks += result.reasks
     got.unanswered = len(records) - len(rows)
     return got

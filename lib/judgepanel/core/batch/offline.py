@@ -21,6 +21,7 @@ from judgepanel.core.batch.records import BatchBook
 from judgepanel.core.batch.results import ResultFileError, read_result_lines
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client.answers import reask_seed
+from judgepanel.core.client.counts import CallCounts
 from judgepanel.core.client.entry import pending_calls
 from judgepanel.core.config import Price
 from judgepanel.core.store import Store
@@ -136,9 +137,7 @@ def import_lines(
     chunks = sorted({found[line.custom_id][0] for line in lines})
     datasets = {states[c].dataset for c in chunks}
     plans: dict[str, tuple[dict[str, CallSpec], Mapping[str, Price]]] = {}
-    ok = failed = retryable = unanswered = 0
-    spend = 0.0
-    notes: list[str] = []
+    total = CallCounts()
     with store.sending(datasets):
         for chunk_id in chunks:
             chunk = states[chunk_id]
@@ -161,8 +160,8 @@ def import_lines(
                 max_reasks=max_reasks,
                 status="imported",
             )
-            ok, failed, retryable = ok + got.ok, failed + got.failed, retryable + got.retryable
-            unanswered += got.unanswered
-            spend += got.spend
-            notes.extend(n for n in got.notes if "is not a call of this batch" not in n)
-    return Imported(ok, failed, retryable, unanswered, spend, len(chunks), tuple(notes[:10]))
+            total.add(got)
+            total.notes.extend(n for n in got.notes if "is not a call of this batch" not in n)
+    t = total
+    notes = tuple(t.notes[:10])
+    return Imported(t.ok, t.failed, t.retryable, t.unanswered, t.spend, len(chunks), notes)

@@ -36,6 +36,7 @@ from judgepanel.core.client.answers import (
     short,
 )
 from judgepanel.core.client.body import request_body
+from judgepanel.core.client.counts import CallCounts
 from judgepanel.core.client.outcome import RunAborted
 from judgepanel.core.client.pacing import Lane, Pacer, RateHeaders
 from judgepanel.core.client.secrets import scrub
@@ -100,20 +101,6 @@ class Failed:
     failure: str
 
 
-@dataclass
-class Counters:
-    sent: int = 0
-    ok: int = 0
-    failed: int = 0
-    retryable: int = 0
-    retries: int = 0
-    reasks: int = 0
-    refused: int = 0
-    requests: int = 0
-    spend: float = 0.0
-    note: str = ""
-
-
 class Runner:
     """State of one run: the SDK client, budget, pacing, counters and the progress line."""
 
@@ -143,7 +130,7 @@ class Runner:
         self.rng = random.Random(seed)
         self.total = total
         self.endpoint = endpoint
-        self.c = Counters()
+        self.c = CallCounts()
         self.stop = False
         self.stopped_by_budget = False
         self.aborted = ""
@@ -458,13 +445,9 @@ class Runner:
 
     async def _record(self, spec: CallSpec, result: CallResult) -> None:
         self.store.record(spec.key, result)
-        if result.status == "ok":
-            self.c.ok += 1
-        else:
-            self.c.failed += 1
-            self.c.retryable += result.failure == "retryable"
+        self.c.record(result)
+        if result.status != "ok":
             log.info("failed %s: %s", spec.key.item, result.reason)
-        self.c.spend += result.cost
         self.show_done()
         why = self._stop_reason(spec, result)
         if why:

@@ -1,0 +1,18 @@
+"""The errors library code raises where a command would stop; only the command line (``cli``,
+``cli_batch``, ``cli_data``) turns them into exit codes and one-line messages.
+
+Library code never exits: a function that cannot go on raises a :class:`JudgepanelError`
+(or one of the module errors that predate it), so that a notebook, a test or another
+program calling it decides what a stop means.
+"""
+
+from __future__ import annotations
+
+
+class JudgepanelError(Exception):
+    """An error the command line reports as its message alone, on stderr."""
+
+
+class RunStopped(JudgepanelError):
+    """A run was cut short (by its budget, or by an error every call would meet) while a
+    report scored it; the message names the run, says why and gives the command to resume."""
