@@ -19,7 +19,6 @@ results are in.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -50,7 +49,7 @@ from judgepanel.core.client.body import request_body
 from judgepanel.core.client.entry import _unique_plan
 from judgepanel.core.client.options import ClientOptions
 from judgepanel.core.client.outcome import ClientError, RunSummary
-from judgepanel.core.client.secrets import BASE_URL_ENV, api_key_from_env, scrub
+from judgepanel.core.client.secrets import endpoint_key, scrub
 from judgepanel.core.config import ConfigError, Price
 from judgepanel.core.store import Store
 
@@ -71,7 +70,7 @@ class BatchOptions:
         completion_window: the provider's window (OpenAI offers ``24h`` only).
     """
 
-    poll_s: float = 30.0
+    poll_s: float = ClientOptions.batch_poll  # the declared default
     wait: bool = True
     max_lines: int = MAX_LINES
     max_bytes: int = MAX_BYTES
@@ -84,6 +83,11 @@ class BatchOptions:
             raise ConfigError(f"batch lines {self.max_lines}: expected 1 to {MAX_LINES}")
         if not 1 <= self.max_bytes <= MAX_BYTES:
             raise ConfigError(f"batch bytes {self.max_bytes}: expected 1 to {MAX_BYTES}")
+
+    @classmethod
+    def of(cls, options: ClientOptions) -> BatchOptions:
+        """How the send configuration ``options`` polls and waits."""
+        return cls(poll_s=options.batch_poll, wait=options.wait)
 
 
 @dataclass
@@ -126,12 +130,14 @@ class BatchRun:
         self.desc = desc
         self.custom_id = custom_id
         self.by_id: dict[str, CallSpec] = {custom_id(s.key): s for s in specs}
-        base_url = options.base_url or os.environ.get(BASE_URL_ENV) or None
+        base_url = options.endpoint.base_url
         self.endpoint = base_url or "the endpoint"
         # Control calls (upload, create, poll) are not billed: the SDK's own retries suit
         # them, and a provider's 429 on polling only slows the poll down.
         self.client = openai.OpenAI(
-            api_key=api_key_from_env(), base_url=base_url, timeout=max(options.timeout, 120.0)
+            api_key=endpoint_key(options.endpoint),
+            base_url=base_url,
+            timeout=max(options.timeout, 120.0),
         )
         self.store_id = self.book.store_id()
         prior = store.total_committed() if options.max_total_cost is not None else 0.0
@@ -528,7 +534,7 @@ def run_batches(
             chunk of another plan.
     """
     options = options or ClientOptions()
-    batch = batch or BatchOptions()
+    batch = batch or BatchOptions.of(options)
     plan = _unique_plan(specs)
     missing = sorted({s.key.model for s in plan} - set(prices))
     if missing:
