@@ -103,6 +103,7 @@ def add_option_flags(p: argparse.ArgumentParser, command: str) -> None:
                 declared.flag,
                 dest=name,
                 type=declared.arg_type or without_none(annotation),
+                metavar=declared.flag.removeprefix("--").replace("-", "_").upper(),
                 help=f"{declared.help} ({default})",
             )
     p.add_argument(
