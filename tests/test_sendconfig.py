@@ -168,3 +168,26 @@ def test_an_endpoint_holds_no_key_and_travels_as_a_parameter(monkeypatch):
     assert ClientOptions().endpoint == Endpoint("http://from-env/v1")
     with pytest.raises(ValueError, match="needs key_env"):
         Endpoint("http://x/v1", key_env=None)
+
+
+def test_the_report_hands_its_context_as_parameters_and_its_pages_hide_what_varies(tmp_path):
+    """Endpoint, outputs and shared fits reach a notebook as parameters (never a key), and
+    a page shows neither the simulated server's port nor the temporary folder."""
+    from judgepanel.report.execute import KernelContext, notebook_parameters, report_replacements
+    from judgepanel.report.page import scrub_paths
+
+    config = load_config(_runs_file(tmp_path))
+    url, fits = "http://127.0.0.1:40123/v1", tmp_path / "judgepanel-fits-x1"
+    context = KernelContext(Endpoint.simulator(url), tmp_path / "outputs", fits)
+    params = notebook_parameters(config, config.run("demo-eva"), {}, context)
+    assert params["endpoint"] == {"base_url": url, "key_env": None, "provider": "simulator"}
+    assert (params["outputs"], params["shared_fits"]) == (str(tmp_path / "outputs"), str(fits))
+    assert "sim-local" not in repr(params)
+    html = f"endpoint = {{&#39;base_url&#39;: &#39;{url}&#39;}}; shared_fits = &#39;{fits}&#39;"
+    shown = scrub_paths(
+        html, report_replacements(config, tmp_path / "outputs", hidden=context.hidden())
+    )
+    assert "40123" not in shown and str(fits) not in shown
+    assert "simulated-judge-server" in shown and "shared-fits" in shown
+    bare = notebook_parameters(config, config.run("demo-eva"))
+    assert (bare["endpoint"], bare["outputs"], bare["shared_fits"]) == (None, None, None)

@@ -192,6 +192,8 @@ class Config:
     scoring: dict[str, ScoringDesign]
     prices: dict[str, Price]
     parameters: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The file's YAML as parsed (a quick report writes its copy from it)."""
 
     def run(self, name: str) -> Run:
         try:
@@ -309,4 +311,4 @@ def load_config(path: str | Path | None = None) -> Config:
         )
         for name, r in spec.runs.items()
     }
-    return Config(path, profiles, runs, scoring, prices, parameters)
+    return Config(path, profiles, runs, scoring, prices, parameters, raw=raw)

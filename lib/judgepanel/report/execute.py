@@ -9,6 +9,7 @@ numbers. A failing cell makes the command exit non-zero, naming the notebook and
 
 from __future__ import annotations
 
+import copy
 import shutil
 import sys
 import tempfile
@@ -287,7 +288,7 @@ def quick_runs_file(config: Config, outputs: Path) -> Path:
     Written under ``outputs``; its paths are made absolute so they still name the files the
     original runs file names (pages show them relative to the project, as always).
     """
-    raw = yaml.safe_load(config.path.read_text(encoding="utf-8")) or {}
+    raw = copy.deepcopy(config.raw)  # the file as parsed once, not read again
     base = config.path.resolve().parent
 
     def absolute(p: str) -> str:
