@@ -391,6 +391,7 @@ KILL_SCRIPT = textwrap.dedent(
     import pandas as pd
     from judgepanel.core.client import ClientOptions, run_calls
     from judgepanel.core.config import Price, ScoringDesign
+    from judgepanel.core.endpoint import Endpoint
     from judgepanel.studies.common.rubric_plan import plan_images
     from judgepanel.core.store import Store
 
