@@ -36,6 +36,7 @@ from PIL import Image
 
 from judgepanel.core.client import ClientOptions, http_transport, run_calls
 from judgepanel.core.config import Price, ScoringDesign
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.report.simconfig import SimConfig
@@ -133,7 +134,9 @@ def pool(base_url: str, specs, store_path: Path, concurrency: int):
             specs,
             store,
             prices=PRICES,
-            options=ClientOptions(base_url=base_url, concurrency=concurrency, progress=False),
+            options=ClientOptions(
+                endpoint=Endpoint.at(base_url), concurrency=concurrency, progress=False
+            ),
         )
     return summary, time.process_time() - cpu0
 

@@ -36,6 +36,7 @@ import openai
 
 from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.report.simconfig import SimConfig
@@ -105,7 +106,9 @@ def measure(name: str, rpm: int, send, tpm: int = 0) -> dict:
 
 def ours(specs, rpm: int | None, tpm: int | None = None):
     def send(base_url: str, store: Store):
-        options = ClientOptions(base_url=base_url, concurrency=16, rpm=rpm, tpm=tpm, progress=False)
+        options = ClientOptions(
+            endpoint=Endpoint.at(base_url), concurrency=16, rpm=rpm, tpm=tpm, progress=False
+        )
         s = run_calls(specs, store, prices=PRICES, options=options)
         return s.ok, s.failed, s.requests, s.refused
 

@@ -57,12 +57,13 @@ import sys
 import pandas as pd
 from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.store import Store
+from judgepanel.core.endpoint import Endpoint
 sys.path.insert(0, sys.argv[4])
 from soak_outage import PRICES, plan
 specs = plan(pd.read_csv(sys.argv[3]))
 with Store(sys.argv[2]) as store:
     s = run_calls(specs, store, prices=PRICES, options=ClientOptions(
-        base_url=sys.argv[1], concurrency=16, max_reasks=2, progress=False))
+        endpoint=Endpoint.at(sys.argv[1]), concurrency=16, max_reasks=2, progress=False))
 print(s.line(), flush=True)
 sys.exit(4 if s.aborted else 0)
 """

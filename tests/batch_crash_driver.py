@@ -14,12 +14,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import judgepanel.studies  # noqa: F401  (registers each study's planner)
-from judgepanel.core.batch import BatchOptions, FaultHook
-from judgepanel.core.scoring import score_settings
-from judgepanel.core.settings import ClientOptions, ScoreRequest, resolve_settings
+from judgepanel.core.batch import BatchOptions, FaultHook, run_batches
+from judgepanel.core.scoring import plan_target
+from judgepanel.core.settings import ScoreRequest, resolve_settings
+from judgepanel.core.store import Store
 
 STEPS = ("uploaded", "created", "polling", "ingesting")
 
@@ -39,9 +41,15 @@ def main(argv: list[str]) -> int:
     if step not in STEPS:
         print(f"unknown step {step!r}; one of {', '.join(STEPS)}", file=sys.stderr)
         return 2
-    settings = resolve_settings(ScoreRequest(run=run, runs_file=Path(runs_file), batch=True))
-    options = ClientOptions(base_url=os.environ.get("OPENAI_BASE_URL"), progress=False)
-    score_settings(settings, options, batch=BatchOptions(poll_s=0.05, fault=kill_at(step)))
+    options = {"batch": True, "batch_poll": 0.05, "progress": False}
+    settings = resolve_settings(ScoreRequest(run=run, runs_file=Path(runs_file), options=options))
+    send = settings.send
+    batch = replace(BatchOptions.of(send), fault=kill_at(step))
+    with Store(settings.store) as store:
+        for target in settings.targets:
+            specs = plan_target(target, settings)
+            run_batches(specs, store, prices=settings.prices, options=send,
+                        run=settings.run or target.name, desc=target.name, batch=batch)  # fmt: skip
     print(f"the run ended without reaching {step!r}", file=sys.stderr)
     return 3
 

@@ -21,6 +21,7 @@ import yaml
 from shared_build import cached_build
 
 from judgepanel.core.config import Config, load_config
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.paths import project_root
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.report.simconfig import SimConfig
@@ -138,7 +139,9 @@ def build_small_project(root: Path, base_url: str) -> SmallProject:
     runs_file = root / "papermill_runs.yaml"
     runs_file.write_text(yaml.safe_dump(runs_yaml(root), sort_keys=False))
     for run in ("test-eva", "test-para", "test-logprob", "test-vab", "test-visionq"):
-        summary = score_run(run, runs_file=runs_file, base_url=base_url, progress=False)
+        summary = score_run(
+            run, runs_file=runs_file, endpoint=Endpoint.at(base_url), progress=False
+        )
         assert summary.failed == 0 and not summary.stopped_by_budget, summary
     return SmallProject(
         root, runs_file, root / "store.sqlite", root / "outputs", load_config(runs_file)

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from judgepanel.core.batch import BatchBook
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.report.simconfig import SimConfig
@@ -412,10 +413,12 @@ def test_every_study_stores_the_same_answers_through_batches(
     runs["profiles"]["test"].update(store=str(store), batch=True, batch_poll=0.05)
     rf = tmp_path / "runs.yaml"
     rf.write_text(yaml.safe_dump(runs, sort_keys=False))
-    assert load_config(rf).run("test-eva").profile.batch
+    assert load_config(rf).run("test-eva").profile.send.batch
     monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
     for run in ("test-eva", "test-para", "test-logprob", "test-vab", "test-visionq"):
-        summary = score_run(run, runs_file=rf, base_url=sim_server.base_url, progress=False)
+        summary = score_run(
+            run, runs_file=rf, endpoint=Endpoint.at(sim_server.base_url), progress=False
+        )
         assert summary.failed == 0 and summary.sent == summary.planned, summary
     online, batched = answers(small_project.store), answers(store)
     assert set(online["dataset"]) == {"eva", "para", "eva-logprob", "vab", "visionq"}

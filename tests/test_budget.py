@@ -20,6 +20,7 @@ from judgepanel.core.budget import (
 )
 from judgepanel.core.client import ClientOptions
 from judgepanel.core.config import Price
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.prompts import bytes_data_url, load_rubric
 
 
@@ -113,7 +114,7 @@ def test_ceiling_holds_under_high_concurrency(sim_server_factory, tmp_path: Path
             store,
             prices={"sim-aurora-v1": price},
             options=ClientOptions(
-                base_url=server.base_url,
+                endpoint=Endpoint.at(server.base_url),
                 concurrency=32,
                 max_cost=max_cost,
                 max_reasks=0,

@@ -22,6 +22,7 @@ from PIL import Image
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client import ClientError, ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.retry import RetryPolicy
 from judgepanel.core.store import Store
 from judgepanel.studies.common.rubric_plan import plan_images
@@ -93,7 +94,7 @@ def test_clean_run_scores_every_call(sim_server, tmp_path: Path, api_key: str) -
             specs,
             store,
             prices=PRICES,
-            options=ClientOptions(base_url=sim_server.base_url, progress=False),
+            options=ClientOptions(endpoint=Endpoint.at(sim_server.base_url), progress=False),
         )
         df = store.frame()
         assert summary.planned == summary.sent == summary.ok == len(specs)
@@ -113,7 +114,7 @@ def test_clean_run_scores_every_call(sim_server, tmp_path: Path, api_key: str) -
             specs,
             store,
             prices=PRICES,
-            options=ClientOptions(base_url=sim_server.base_url, progress=False),
+            options=ClientOptions(endpoint=Endpoint.at(sim_server.base_url), progress=False),
         )
         assert (again.skipped, again.sent) == (len(specs), 0)
         assert store.count() == len(specs)
@@ -129,7 +130,7 @@ def test_faults_end_ok_or_failed_with_reason(sim_server_factory, tmp_path: Path,
             store,
             prices=PRICES,
             options=ClientOptions(
-                base_url=server.base_url,
+                endpoint=Endpoint.at(server.base_url),
                 concurrency=12,
                 timeout=1.0,
                 max_attempts=6,
@@ -171,7 +172,9 @@ def test_unknown_model_stops_the_run_at_the_first_call(sim_server, tmp_path: Pat
             specs,
             store,
             prices=prices,
-            options=ClientOptions(base_url=sim_server.base_url, concurrency=1, progress=False),
+            options=ClientOptions(
+                endpoint=Endpoint.at(sim_server.base_url), concurrency=1, progress=False
+            ),
         )
         assert store.count() == 0
         assert store.possibly_billed().calls == 0  # its reservation was released
@@ -207,7 +210,7 @@ def test_retryable_failures_are_resent_by_a_plain_resume(
             store,
             prices=PRICES,
             options=ClientOptions(
-                base_url=stalled.base_url, timeout=0.5, max_attempts=1, progress=False
+                endpoint=Endpoint.at(stalled.base_url), timeout=0.5, max_attempts=1, progress=False
             ),
         )
         assert first.failed == first.retryable == len(specs)
@@ -217,7 +220,7 @@ def test_retryable_failures_are_resent_by_a_plain_resume(
             specs,
             store,
             prices=PRICES,
-            options=ClientOptions(base_url=sim_server.base_url, progress=False),
+            options=ClientOptions(endpoint=Endpoint.at(sim_server.base_url), progress=False),
         )
         assert (again.skipped, again.sent, again.ok) == (0, len(specs), len(specs))
         df = store.frame()
@@ -241,7 +244,10 @@ def test_final_failures_wait_for_retry_failed_and_keep_their_cost(
             store,
             prices=PRICES,
             options=ClientOptions(
-                base_url=garbled.base_url, max_reasks=1, max_failure_share=1.0, progress=False
+                endpoint=Endpoint.at(garbled.base_url),
+                max_reasks=1,
+                max_failure_share=1.0,
+                progress=False,
             ),
         )
         assert first.failed >= 1 and first.retryable == 0 and not first.aborted
@@ -253,14 +259,16 @@ def test_final_failures_wait_for_retry_failed_and_keep_their_cost(
             specs,
             store,
             prices=PRICES,
-            options=ClientOptions(base_url=good.base_url, progress=False),
+            options=ClientOptions(endpoint=Endpoint.at(good.base_url), progress=False),
         )
         assert (kept.skipped, kept.sent) == (len(specs), 0)
         redo = run_calls(
             specs,
             store,
             prices=PRICES,
-            options=ClientOptions(base_url=good.base_url, retry_failed=True, progress=False),
+            options=ClientOptions(
+                endpoint=Endpoint.at(good.base_url), retry_failed=True, progress=False
+            ),
         )
         assert redo.sent == redo.ok == len(before)
         every = store.frame()
@@ -286,7 +294,10 @@ def test_an_unreachable_endpoint_stops_the_run(tmp_path: Path, api_key: str) -> 
             store,
             prices=PRICES,
             options=ClientOptions(
-                base_url="http://127.0.0.1:9/v1", concurrency=2, policy=FAST, progress=False
+                endpoint=Endpoint.at("http://127.0.0.1:9/v1"),
+                concurrency=2,
+                policy=FAST,
+                progress=False,
             ),
         )
         df = store.frame()
@@ -308,7 +319,7 @@ def test_too_many_failures_stop_the_run(sim_server_factory, tmp_path: Path, api_
             store,
             prices=PRICES,
             options=ClientOptions(
-                base_url=server.base_url, concurrency=2, max_attempts=1, progress=False
+                endpoint=Endpoint.at(server.base_url), concurrency=2, max_attempts=1, progress=False
             ),
         )
         n = store.count()
@@ -324,7 +335,7 @@ def test_missing_key_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monkey
             specs,
             store,
             prices=PRICES,
-            options=ClientOptions(base_url="http://127.0.0.1:9/v1", progress=False),
+            options=ClientOptions(endpoint=Endpoint.at("http://127.0.0.1:9/v1"), progress=False),
         )
 
 
@@ -350,7 +361,7 @@ def test_unreadable_image_is_recorded_not_sent(sim_server, tmp_path: Path, api_k
             specs,
             store,
             prices=PRICES,
-            options=ClientOptions(base_url=sim_server.base_url, progress=False),
+            options=ClientOptions(endpoint=Endpoint.at(sim_server.base_url), progress=False),
         )
         df = store.frame().set_index("item")
     assert (summary.ok, summary.failed) == (1, 1)
@@ -368,7 +379,7 @@ def test_run_calls_inside_a_running_loop(sim_server, tmp_path: Path, api_key: st
                 specs,
                 store,
                 prices=PRICES,
-                options=ClientOptions(base_url=sim_server.base_url, progress=False),
+                options=ClientOptions(endpoint=Endpoint.at(sim_server.base_url), progress=False),
             ).ok
 
     assert asyncio.run(inside()) == 3
@@ -380,6 +391,7 @@ KILL_SCRIPT = textwrap.dedent(
     import pandas as pd
     from judgepanel.core.client import ClientOptions, run_calls
     from judgepanel.core.config import Price, ScoringDesign
+    from judgepanel.core.endpoint import Endpoint
     from judgepanel.studies.common.rubric_plan import plan_images
     from judgepanel.core.store import Store
 
@@ -388,7 +400,7 @@ KILL_SCRIPT = textwrap.dedent(
     design = ScoringDesign(holistic_k=10, dimension_r=0, temperature=0.3)
     specs = plan_images(images, {"aurora": "sim-aurora-v1"}, design, dataset="eva")
     with Store(store_path) as store:
-        options = ClientOptions(base_url=base_url, concurrency=4, progress=False,
+        options = ClientOptions(endpoint=Endpoint.at(base_url), concurrency=4, progress=False,
                                 samples_per_request=int(samples))
         run_calls(specs, store, prices={"sim-aurora-v1": Price(0.3, 2.5)}, options=options)
     """
@@ -467,7 +479,7 @@ def test_kill_and_resume(
             specs,
             store,
             prices=PRICES,
-            options=ClientOptions(base_url=server.base_url, progress=False),
+            options=ClientOptions(endpoint=Endpoint.at(server.base_url), progress=False),
         )
         after = store.frame()
         unanswered = store.possibly_billed()
@@ -512,7 +524,7 @@ def test_retry_after_is_honoured_and_failures_recorded(
             store,
             prices=PRICES,
             options=ClientOptions(
-                base_url=server.base_url,
+                endpoint=Endpoint.at(server.base_url),
                 concurrency=4,
                 max_attempts=2,
                 policy=RetryPolicy(max_attempts=2, base=0.05, cap=0.4, max_server_delay=5.0),
@@ -611,7 +623,11 @@ def test_malformed_bodies_are_unreadable_answers(tmp_path: Path, api_key: str) -
             store,
             prices=PRICES,
             options=ClientOptions(
-                base_url=server.base_url, concurrency=1, max_reasks=2, policy=FAST, progress=False
+                endpoint=Endpoint.at(server.base_url),
+                concurrency=1,
+                max_reasks=2,
+                policy=FAST,
+                progress=False,
             ),
         )
         df = store.frame().set_index("repetition").sort_index()
@@ -645,7 +661,9 @@ def test_a_store_write_error_stops_every_worker(sim_server, tmp_path: Path, api_
                 specs,
                 store,
                 prices=PRICES,
-                options=ClientOptions(base_url=sim_server.base_url, concurrency=2, progress=False),
+                options=ClientOptions(
+                    endpoint=Endpoint.at(sim_server.base_url), concurrency=2, progress=False
+                ),
             )
         # only the call in flight on the other worker was recorded, not the rest of the plan
         assert store.count() <= 2

@@ -15,6 +15,7 @@ from PIL import Image
 from test_scoring_cli import jp_inline
 
 from judgepanel.cli import EXIT_BUDGET, EXIT_ERROR, EXIT_OK
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.studies.common.combiners import gb_combiner
 from judgepanel.studies.fusion.blocks import ridge_combiner
@@ -234,7 +235,9 @@ def test_fit_then_predict_a_folder_of_new_images(
 
     runs = _project(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
-    summary = score_run("t-eva", runs_file=runs, base_url=sim_server.base_url, progress=False)
+    summary = score_run(
+        "t-eva", runs_file=runs, endpoint=Endpoint.at(sim_server.base_url), progress=False
+    )
     assert summary.failed == 0
     url = sim_server.base_url
     model_path = tmp_path / "model.npz"

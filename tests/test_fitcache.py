@@ -138,18 +138,19 @@ def test_an_unknown_spread_is_refused():
         oof_predict_many([(gb_combiner(), X, y, 42)], over="trees")
 
 
-def test_a_fit_shared_through_the_folder_is_read_by_another_process(tmp_path, monkeypatch):
+def test_a_fit_shared_through_the_folder_is_read_by_another_process(tmp_path, monkeypatch, request):
     """One report's kernels share fits: what one stored, another reads instead of fitting,
     the same predictions; an unreadable file is fitted again; without the folder, nothing
     is written."""
     from judgepanel.studies.common import combiners
-    from judgepanel.studies.common.fitcache import SHARED_DIR_ENV
+    from judgepanel.studies.common.fitcache import share_fits
 
     X, y = _data(seed=3)
     FITS.clear()
-    monkeypatch.delenv(SHARED_DIR_ENV, raising=False)
+    share_fits(None)
     alone = oof_predict(gb_combiner(), X, y)
-    monkeypatch.setenv(SHARED_DIR_ENV, str(tmp_path))
+    share_fits(tmp_path)
+    request.addfinalizer(lambda: share_fits(None))
     assert list(tmp_path.iterdir()) == []
 
     FITS.clear()
@@ -167,7 +168,6 @@ def test_a_fit_shared_through_the_folder_is_read_by_another_process(tmp_path, mo
     np.testing.assert_array_equal(oof_predict(gb_combiner(), X, y), first)
     monkeypatch.undo()
 
-    monkeypatch.setenv(SHARED_DIR_ENV, str(tmp_path))
     stored[0].write_bytes(b"not an array")
     FITS.clear()
     np.testing.assert_array_equal(oof_predict(gb_combiner(), X, y), first)

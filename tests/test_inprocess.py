@@ -11,6 +11,7 @@ import pytest
 
 from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.store import Store
 from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel_sim.judges.families import FAMILIES, SHARED_ERROR
@@ -53,7 +54,7 @@ def test_in_process_scores_equal_the_servers(sim_server, tmp_path: Path, api_key
             specs,
             store,
             prices=PRICES,
-            options=ClientOptions(base_url=sim_server.base_url, progress=False),
+            options=ClientOptions(endpoint=Endpoint.at(sim_server.base_url), progress=False),
         )
         served = store.frame()
     assert summary.ok == len(specs) == 3 * 2 * (3 + 5)

@@ -19,7 +19,7 @@ from nbclient import NotebookClient
 from judgepanel.core.config import ConfigError
 from judgepanel.core.parameters import resolve_parameters
 from judgepanel.core.paths import project_root
-from judgepanel.report.notebook_run import INTERACTIVE_DIR, OUTPUTS_ENV, open_run
+from judgepanel.report.notebook_run import INTERACTIVE_DIR, open_run
 
 # Every test here writes and removes outputs/interactive/<run>/: one worker runs them all.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("interactive-outputs")]
@@ -43,7 +43,7 @@ def _interactive(run: str) -> Path:
 @pytest.fixture(scope="module")
 def kernel_env(small_project):
     """What a JupyterLab kernel's environment holds: no report outputs, no endpoint."""
-    env = {k: v for k, v in os.environ.items() if k not in (OUTPUTS_ENV, "OPENAI_BASE_URL")}
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_BASE_URL"}
     yield env
     for run in {r for r, _ in CASES}:
         shutil.rmtree(_interactive(run), ignore_errors=True)
@@ -52,7 +52,10 @@ def kernel_env(small_project):
 def _execute(notebook: str, run: str, runs_file: Path, env: dict[str, str]):
     nb = nbformat.read(project_root() / "notebooks" / f"{notebook}.ipynb", as_version=4)
     cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    nb_rest = cell.source.splitlines()[3:]
     cell.source = f'run = "{run}"\nruns_file = "{runs_file}"\noverrides = {{}}'
+    # the rest of the cell as committed: what only a report passes stays None
+    cell.source += "\n" + "\n".join(nb_rest)
     client = NotebookClient(
         nb,
         timeout=1200,
@@ -81,7 +84,6 @@ def test_notebook_runs_from_its_folder_with_one_line_set(small_project, kernel_e
 
 
 def test_an_unknown_run_or_parameter_lists_what_exists(small_project, monkeypatch):
-    monkeypatch.delenv(OUTPUTS_ENV, raising=False)
     with pytest.raises(ConfigError, match="runs are: test-eva, test-para"):
         open_run("test-evaa", "01_mtmm_validity", runs_file=small_project.runs_file)
     with pytest.raises(ConfigError, match=r"n_resample is not a parameter.*n_resamples"):

@@ -21,6 +21,7 @@ from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.client.answers import read_choices
 from judgepanel.core.client.body import request_body
 from judgepanel.core.config import Price, ScoringDesign
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.parameters import StudyParameters
 from judgepanel.core.score_logprobs import LogprobScoring, score_token
 from judgepanel.core.store import Store
@@ -133,7 +134,7 @@ def test_logprob_scoring_against_the_simulator(sim_server, tmp_path: Path, monke
     read = LogprobScoring(mode="processed")
     specs = plan_images(images, families, design, dataset="eva", logprob=read)
     prices = {**PRICES, "sim-ember-v1": Price(0.1, 0.4)}
-    options = ClientOptions(base_url=sim_server.base_url, progress=False)
+    options = ClientOptions(endpoint=Endpoint.at(sim_server.base_url), progress=False)
     with Store(tmp_path / "s.sqlite") as store:
         summary = run_calls(specs, store, prices=prices, options=options)
         assert summary.ok == len(specs) == 3 * 2 * 6
@@ -174,7 +175,7 @@ def test_the_designs_compared_on_a_scored_store(sim_server, tmp_path: Path, monk
         images, families, design, dataset="eva", kinds=("holistic",), logprob=LogprobScoring()
     )
     prices = {**PRICES, "sim-ember-v1": Price(0.1, 0.4)}
-    options = ClientOptions(base_url=sim_server.base_url, progress=False)
+    options = ClientOptions(endpoint=Endpoint.at(sim_server.base_url), progress=False)
     with Store(tmp_path / "s.sqlite") as store:
         assert run_calls(specs, store, prices=prices, options=options).ok == len(specs)
         calls = store.frame()
@@ -214,7 +215,7 @@ def test_logprob_calls_sent_in_batches_store_what_they_store_online(
     design = ScoringDesign(holistic_k=5, dimension_r=1, temperature=0.3)
     specs = plan_images(images, families, design, dataset="eva", logprob=LogprobScoring())
     prices = {**PRICES, "sim-ember-v1": Price(0.1, 0.4)}
-    options = ClientOptions(base_url=sim_server.base_url, progress=False)
+    options = ClientOptions(endpoint=Endpoint.at(sim_server.base_url), progress=False)
     columns = ["item", "family", "kind", "dimension", "value", "parsed", "answer", "status"]
     with Store(tmp_path / "online.sqlite") as store:
         run_calls(specs, store, prices=prices, options=options)

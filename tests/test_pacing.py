@@ -18,6 +18,7 @@ from test_client import PRICES, make_images, simple_plan
 from judgepanel.core.client import ClientOptions, Lane, RateHeaders, RateLimits, run_calls
 from judgepanel.core.client.pacing import PACE_MARGIN, parse_duration
 from judgepanel.core.config import ConfigError
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.store import Store
 
 RPM = 1200
@@ -100,7 +101,7 @@ def _timed_run(server, specs, store: Store, **options) -> tuple:
         specs,
         store,
         prices=PRICES,
-        options=ClientOptions(base_url=server.base_url, progress=False, **options),
+        options=ClientOptions(endpoint=Endpoint.at(server.base_url), progress=False, **options),
     )
     return summary, time.perf_counter() - t0
 

@@ -199,21 +199,20 @@ def test_limits_and_samples_per_request_come_from_the_profile_and_yield_to_flags
         "    concurrency: 32\n    limits:\n      aurora: {rpm: 600, tpm: 90000}\n"
         "      sim-basalt-v1: {rpm: 300}\n    samples_per_request: 4\n",
     )
-    settings = resolve_settings(ScoreRequest(run="demo-eva", runs_file=path))
-    assert settings.samples_per_request == 4
-    assert (settings.limits["sim-aurora-v1"].rpm, settings.limits["sim-aurora-v1"].tpm) == (
-        600,
-        90000,
-    )
-    assert settings.limits["sim-basalt-v1"].rpm == 300 and "sim-cobalt-v1" not in settings.limits
+    send = resolve_settings(ScoreRequest(run="demo-eva", runs_file=path)).send
+    assert send.samples_per_request == 4
+    assert (send.limits["sim-aurora-v1"].rpm, send.limits["sim-aurora-v1"].tpm) == (600, 90000)
+    assert send.limits["sim-basalt-v1"].rpm == 300 and "sim-cobalt-v1" not in send.limits
     flags = resolve_settings(
-        ScoreRequest(run="demo-eva", runs_file=path, rpm=60, samples_per_request=2)
+        ScoreRequest(run="demo-eva", runs_file=path, options={"rpm": 60, "samples_per_request": 2})
     )
-    assert flags.samples_per_request == 2
-    assert {m: lim.rpm for m, lim in flags.limits.items()} == {
+    assert flags.send.samples_per_request == 2
+    assert {m: lim.rpm for m, lim in flags.send.limits.items()} == {
         m: 60 for m in flags.families.values()
     }
-    assert flags.limits["sim-aurora-v1"].tpm == 90000  # a flag replaces only what it names
+    assert flags.send.limits["sim-aurora-v1"].tpm == 90000  # a flag replaces only what it names
+    assert flags.send.source("samples_per_request") == "command line"
+    assert send.source("samples_per_request") == "profile 'demo'"
 
 
 def test_limits_must_name_a_family_or_model(tmp_path):

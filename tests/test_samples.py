@@ -19,6 +19,7 @@ from test_client import keyset, make_images, planned, simple_plan
 
 from judgepanel.core.client import ClientOptions, repetition_groups, run_calls
 from judgepanel.core.config import load_config
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.paths import project_root
 from judgepanel.core.store import Store
 from judgepanel_sim.judges.pricing import DEFAULT_PRICES
@@ -42,7 +43,7 @@ def _run(server, specs, store, **options):
         specs,
         store,
         prices=prices,
-        options=ClientOptions(base_url=server.base_url, progress=False, **options),
+        options=ClientOptions(endpoint=Endpoint.at(server.base_url), progress=False, **options),
     )
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from judgepanel.core.client import ClientOptions, run_calls
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.scoring import plan_target
 from judgepanel.core.settings import ScoreRequest, resolve_settings
 from judgepanel.core.store import Store
@@ -45,7 +46,9 @@ def test_uncached_designs_bill_what_a_server_without_a_cache_bills(
             Store(tmp_path / f"plain-{per_request}.sqlite") as store,
         ):
             options = ClientOptions(
-                base_url=server.base_url, progress=False, samples_per_request=per_request
+                endpoint=Endpoint.at(server.base_url),
+                progress=False,
+                samples_per_request=per_request,
             )
             summary = run_calls(sample, store, prices=settings.prices, options=options)
         assert summary.ok == len(sample)

@@ -386,7 +386,7 @@ def test_each_study_registers_the_planner_of_its_dataset_kinds() -> None:
     from judgepanel.core.settings import DATASET_KINDS, ScoreSettings
 
     assert set(PLANNERS) == set(DATASET_KINDS) == set(judgepanel.studies.PLANNED_KINDS)
-    settings = ScoreSettings((), {}, Path("s.sqlite"), {}, 1, None)
+    settings = ScoreSettings((), {}, Path("s.sqlite"), {})
     with pytest.raises(
         ConfigError, match="no planner for dataset kind 'lsvrc'; registered: aadb, ava, eva"
     ):

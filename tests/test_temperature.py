@@ -61,8 +61,6 @@ def test_the_grid_is_planned_for_the_rules_family_once_per_key(small_project):
         families=dict(profile.families),
         store=small_project.store,
         prices={},
-        concurrency=1,
-        max_cost=None,
         parameters={"temperature_rule": str(RULE)},
         designs={"para": design},
         predeclared=tuple(profile.predeclared),

@@ -9,10 +9,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.frames import read_calls, score_table
 from judgepanel.core.prompts import DIMENSIONS, load_rubric
 from judgepanel.core.scoring import plan_target, score_settings
-from judgepanel.core.settings import ClientOptions, ScoreRequest, resolve_settings
+from judgepanel.core.settings import ScoreRequest, resolve_settings
 from judgepanel.datasets import load_vab
 from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel.studies.vab import FUSED, PANEL, panel_families, ranker_name, score_then_rank
@@ -99,10 +100,9 @@ def test_score_then_rank_finds_every_score_it_reads(tmp_path, sim_server, monkey
     ranker, the panel mean and the fused panel find all their scores."""
     monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
     runs = _project(tmp_path, ["aurora", "basalt"])
-    settings = resolve_settings(ScoreRequest(run="t-vab", runs_file=runs))
-    summary = score_settings(
-        settings, ClientOptions(base_url=sim_server.base_url, progress=False), echo=False
-    )
+    send = {"endpoint": Endpoint.at(sim_server.base_url), "progress": False}
+    settings = resolve_settings(ScoreRequest(run="t-vab", runs_file=runs, options=send))
+    summary = score_settings(settings, echo=False)
     assert summary.failed == 0 and summary.sent == len(plan_target(settings.targets[0], settings))
     tasks = load_vab(tmp_path / "synth-vab")
     calls = read_calls(settings.store, "vab")

@@ -12,6 +12,7 @@ from openai import OpenAI
 from judgepanel.core.calls import AnswerError
 from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.config import Price
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.store import Store
 from judgepanel.datasets import load_vab
 from judgepanel.studies.vab import plan_calls, position_table, predictions_from_store, task_scores
@@ -99,7 +100,9 @@ def test_judges_beat_chance_and_show_their_slot_pull(sim_server, tasks, tmp_path
             specs,
             store,
             prices=FREE,
-            options=ClientOptions(base_url=sim_server.base_url, concurrency=8, progress=False),
+            options=ClientOptions(
+                endpoint=Endpoint.at(sim_server.base_url), concurrency=8, progress=False
+            ),
         )
         frame = store.frame(dataset="vab")
     assert len(frame) == len(specs) == 40 * 3 * len(panel)
@@ -168,7 +171,10 @@ def test_malformed_server_answers_are_reasked_then_recorded(
             store,
             prices=FREE,
             options=ClientOptions(
-                base_url=server.base_url, max_reasks=1, max_failure_share=1.0, progress=False
+                endpoint=Endpoint.at(server.base_url),
+                max_reasks=1,
+                max_failure_share=1.0,
+                progress=False,
             ),
         )
         frame = store.frame(dataset="vab")

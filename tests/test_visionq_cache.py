@@ -10,6 +10,7 @@ from PIL import Image
 
 from judgepanel.core.client import ClientOptions
 from judgepanel.core.config import Price
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.studies.visionq import CompositeCache, composite_url, file_identity, plan_calls
 
 FAMILIES = {f: f"sim-{f}-v1" for f in ("aurora", "basalt", "cobalt", "dune", "ember")}
@@ -120,7 +121,9 @@ def test_the_scoring_path_renders_each_composite_once(questions, sim_server, tmp
         specs,
         Store(tmp_path / "s.sqlite"),
         prices=prices,
-        options=ClientOptions(base_url=sim_server.base_url, concurrency=8, progress=False),
+        options=ClientOptions(
+            endpoint=Endpoint.at(sim_server.base_url), concurrency=8, progress=False
+        ),
     )
     assert summary.ok == len(specs)
     assert cache.stats().misses == 9

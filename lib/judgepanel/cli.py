@@ -29,27 +29,25 @@ import judgepanel.studies  # noqa: F401  (registers each study's planner)
 from judgepanel import __version__
 from judgepanel.cli_batch import add_batch_parser, batch_command
 from judgepanel.cli_data import add_data_parser, data_command
-from judgepanel.core.batch import BatchBook, BatchOptions
+from judgepanel.core.batch import BatchBook
 from judgepanel.core.client import ClientError, scrub
-from judgepanel.core.client.options import (
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_REASKS,
-    DEFAULT_TIMEOUT,
-)
-from judgepanel.core.config import ConfigError, load_config
+from judgepanel.core.config import Config, ConfigError, load_config
 from judgepanel.core.coverage import describe_mix
 from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.errors import RunStopped
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.core.preflight import preflight
-from judgepanel.core.retry import MAX_FAILURE_SHARE
 from judgepanel.core.scoring import closing_note, dry_run, score_settings
-from judgepanel.core.settings import (
-    ClientOptions,
-    ScoreRequest,
-    ScoreSettings,
-    resolve_settings,
+from judgepanel.core.sendconfig import (
+    COMMAND_LINE,
+    DEFAULT,
+    Declared,
+    declared_options,
+    default_of,
+    resolve_options,
+    without_none,
 )
+from judgepanel.core.settings import ScoreRequest, ScoreSettings, resolve_settings
 from judgepanel.core.store import ModelCost, Store, StoreError, StoreSummary
 from judgepanel.datasets import DatasetError, load_dataset
 from judgepanel.datasets.comparators import load_scores
@@ -73,35 +71,54 @@ SIM_COMMANDS = {"data": "synth", "sim-server": "serve"}
 """judgepanel's names for the synthetic world's commands -> its own names."""
 
 
-def _add_sending_flags(p: argparse.ArgumentParser) -> None:
-    """The flags of every command that sends calls: endpoint, attempts, failures, dry run."""
-    p.add_argument(
-        "--max-failure-share",
-        type=float,
-        default=MAX_FAILURE_SHARE,
-        help="stop once more than this share of the calls sent failed (default 0.2)",
-    )
-    p.add_argument("--base-url", help="endpoint base URL (the key still comes from the env)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per attempt")
-    p.add_argument(
-        "--max-attempts", type=int, default=DEFAULT_MAX_ATTEMPTS, help="HTTP attempts per call"
-    )
-    p.add_argument(
-        "--max-reasks",
-        type=int,
-        default=DEFAULT_MAX_REASKS,
-        help="re-asks after an unreadable answer",
-    )
-    p.add_argument(
-        "--retry-failed",
-        action="store_true",
-        help="also send calls whose failure is final (unreadable answers, 4xx) again; "
-        "retryable failures are sent again by any resume",
-    )
+def _default_text(name: str, declared: Declared, command: str) -> str:
+    """The end of a send option's help: its default, and what the runs file may set."""
+    if declared.default_from != DEFAULT:
+        return f"default: from the {declared.default_from}"
+    value = default_of(name)
+    shown = "none" if value is None else str(value)
+    if command == "score" and declared.run:
+        return f"default: the run's or the profile's `{name}`, else {shown}"
+    if command == "score" and declared.profile:
+        return f"default: the profile's `{name}`, else {shown}"
+    return f"default: {shown}"
+
+
+def add_option_flags(p: argparse.ArgumentParser, command: str) -> None:
+    """The flags of the send options ``command`` takes, generated from their declarations
+    (`judgepanel.core.sendconfig.ClientOptions`); each is unset unless given, so that the
+    run's, the profile's or the declared value applies (:func:`option_flags`)."""
+    for name, (declared, annotation) in declared_options().items():
+        if declared.flag is None or command not in declared.commands:
+            continue
+        default = _default_text(name, declared, command)
+        if without_none(annotation) is bool and declared.flag.startswith("--no-"):
+            p.add_argument(
+                declared.flag, dest=name, action="store_const", const=False, help=declared.help
+            )
+        elif without_none(annotation) is bool:
+            p.add_argument(
+                declared.flag,
+                dest=name,
+                action=argparse.BooleanOptionalAction,
+                help=f"{declared.help} ({default})",
+            )
+        else:
+            p.add_argument(
+                declared.flag,
+                dest=name,
+                type=declared.arg_type or without_none(annotation),
+                metavar=declared.flag.removeprefix("--").replace("-", "_").upper(),
+                help=f"{declared.help} ({default})",
+            )
     p.add_argument(
         "--dry-run", action="store_true", help="print the plan and its cost, send nothing"
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress line")
+
+
+def option_flags(args: argparse.Namespace) -> dict[str, object]:
+    """The send options a command's flags set (name -> value; ``None``: not given)."""
+    return {name: getattr(args, name, None) for name in declared_options()}
 
 
 def _add_score_parser(sub: argparse._SubParsersAction) -> None:
@@ -124,47 +141,7 @@ def _add_score_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, help="sampling temperature")
     p.add_argument("--limit-images", type=int, help="score only the first N images of the plan")
     p.add_argument("--store", type=Path, help="the SQLite checkpoint store")
-    p.add_argument("--concurrency", type=int, help="requests in flight")
-    p.add_argument(
-        "--rpm",
-        type=float,
-        help="each model's request limit per minute at the provider (paced to 97%% of it)",
-    )
-    p.add_argument(
-        "--tpm",
-        type=float,
-        help="each model's token limit per minute (prompt plus max_tokens per choice)",
-    )
-    p.add_argument(
-        "--samples-per-request",
-        type=int,
-        help="repetitions of one prompt drawn per request with `n` (default: the run's, else 1)",
-    )
-    p.add_argument(
-        "--batch",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="send the calls through the provider's batch API, or not (default: the run's "
-        "or the profile's `batch`)",
-    )
-    p.add_argument(
-        "--batch-poll",
-        type=float,
-        help="seconds between polls of open batches (default: the profile's, else 30)",
-    )
-    p.add_argument(
-        "--no-wait",
-        action="store_true",
-        help="with --batch: submit and return; the same command run again collects them",
-    )
-    p.add_argument("--max-cost", type=float, help="hard ceiling in USD for this command")
-    p.add_argument(
-        "--max-total-cost",
-        type=float,
-        help="hard ceiling in USD over everything the store recorded, across resumes "
-        "(reservations of unanswered calls included)",
-    )
-    _add_sending_flags(p)
+    add_option_flags(p, "score")
 
 
 def _add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
@@ -206,13 +183,7 @@ def _add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
     pred.add_argument(
         "--models", help="FAMILY=ID,... model ids to send (refused unless they are the model's)"
     )
-    pred.add_argument("--max-cost", type=float, help="hard ceiling in USD for this command")
-    pred.add_argument("--concurrency", type=int, default=16, help="requests in flight")
-    pred.add_argument("--batch", action="store_true", help="send through the provider's batch API")
-    pred.add_argument(
-        "--batch-poll", type=float, default=30.0, help="seconds between polls of open batches"
-    )
-    _add_sending_flags(pred)
+    add_option_flags(pred, "predict")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -344,6 +315,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--profile", required=True)
     check.add_argument("--run", action="append", help="only this run's datasets (repeatable)")
     check.add_argument("--runs-file", type=Path)
+    check.add_argument(
+        "--explain",
+        action="store_true",
+        help="also show how each run sends its calls: every send option, its value and "
+        "where it came from (default, environment, profile or run)",
+    )
 
     verify = sub.add_parser(
         "verify", help="compare a report's tables with the committed demo report of its kind"
@@ -377,13 +354,7 @@ def score_request(args: argparse.Namespace) -> ScoreRequest:
         temperature=args.temperature,
         limit_images=args.limit_images,
         store=args.store,
-        concurrency=args.concurrency,
-        max_cost=args.max_cost,
-        max_total_cost=args.max_total_cost,
-        rpm=args.rpm,
-        tpm=args.tpm,
-        samples_per_request=args.samples_per_request,
-        batch=args.batch,
+        options=option_flags(args),
     )
 
 
@@ -403,14 +374,13 @@ def _print_plan_table(table: pd.DataFrame) -> None:
     )
 
 
-def _print_dry_run(settings: ScoreSettings, max_reasks: int, retry_failed: bool) -> None:
-    for target, n_planned, table in dry_run(
-        settings, max_reasks=max_reasks, retry_failed=retry_failed
-    ):
+def _print_dry_run(settings: ScoreSettings) -> None:
+    for target, n_planned, table in dry_run(settings):
         print(f"{target.name} ({target.kind}, {target.root}): {n_planned} calls planned")
         _print_plan_table(table)
-    ceiling = "none" if settings.max_cost is None else f"${settings.max_cost:.2f}"
-    total = "none" if settings.max_total_cost is None else f"${settings.max_total_cost:.2f}"
+    send = settings.send
+    ceiling = "none" if send.max_cost is None else f"${send.max_cost:.2f}"
+    total = "none" if send.max_total_cost is None else f"${send.max_total_cost:.2f}"
     print(
         f"ceiling (--max-cost): {ceiling}; store ceiling (--max-total-cost): {total}; "
         "nothing was sent (dry run)"
@@ -422,27 +392,17 @@ def score_command(args: argparse.Namespace) -> int:
     try:
         settings = resolve_settings(score_request(args))
         if args.dry_run:
-            _print_dry_run(settings, args.max_reasks, args.retry_failed)
+            _print_dry_run(settings)
             return EXIT_OK
-        base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
+        base_url = settings.send.endpoint.base_url
         print(f"endpoint: {base_url or '(SDK default)'}; store: {settings.store}", flush=True)
-        options = ClientOptions(
-            base_url=base_url,
-            timeout=args.timeout,
-            max_attempts=args.max_attempts,
-            max_reasks=args.max_reasks,
-            retry_failed=args.retry_failed,
-            max_failure_share=args.max_failure_share,
-            progress=not args.no_progress,
-        )
-        poll = args.batch_poll if args.batch_poll is not None else settings.batch_poll
-        batch = BatchOptions(poll_s=poll, wait=not args.no_wait)
-        summary = score_settings(settings, options, batch=batch)
+        summary = score_settings(settings)
     except (ConfigError, ClientError, StoreError, FileNotFoundError, ValueError) as exc:
         print(f"error: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     resume = "judgepanel " + shlex.join(getattr(args, "argv", None) or sys.argv[1:])
-    ceilings = {"--max-cost": settings.max_cost, "--max-total-cost": settings.max_total_cost}
+    send = settings.send
+    ceilings = {"--max-cost": send.max_cost, "--max-total-cost": send.max_total_cost}
     note = closing_note(summary, resume, ceilings)
     if note:
         stopped = summary.aborted or summary.stopped_by_budget
@@ -499,6 +459,7 @@ def predict_command(args: argparse.Namespace) -> int:
         print(f"error: {args.out}: expected a .csv file name", file=sys.stderr)
         return EXIT_ERROR
     try:
+        options = resolve_options((COMMAND_LINE, option_flags(args)))
         model = deploy.load_model(args.model)
         deploy_plan.check_identity(model, _models_flag(args.models))
         spec = args.dataset or f"folder:{args.images}"
@@ -506,31 +467,19 @@ def predict_command(args: argparse.Namespace) -> int:
         store = args.store or Path(model.meta["training"]["store"])
         specs = deploy_plan.plan_predict(model, source)
         prices = deploy_plan.model_prices(model)
-        table = deploy_plan.estimate(specs, store, prices, max_reasks=args.max_reasks)
+        table = deploy_plan.estimate(specs, store, prices, max_reasks=options.max_reasks)
         print(
             f"{len(source.images)} images (store dataset {source.name}): "
             f"{int(table['planned'].sum())} calls planned"
         )
         _print_plan_table(table)
         if args.dry_run:
-            ceiling = "none" if args.max_cost is None else f"${args.max_cost:.2f}"
+            ceiling = "none" if options.max_cost is None else f"${options.max_cost:.2f}"
             print(f"ceiling (--max-cost): {ceiling}; nothing was sent (dry run)")
             return EXIT_OK
         summary = None
         if int(table["to_send"].sum()):
-            options = ClientOptions(
-                base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
-                concurrency=args.concurrency,
-                max_cost=args.max_cost,
-                timeout=args.timeout,
-                max_attempts=args.max_attempts,
-                max_reasks=args.max_reasks,
-                retry_failed=args.retry_failed,
-                max_failure_share=args.max_failure_share,
-                progress=not args.no_progress,
-            )
-            batch = BatchOptions(poll_s=args.batch_poll) if args.batch else None
-            summary = deploy_plan.send(specs, store, prices, options, batch)
+            summary = deploy_plan.send(specs, store, prices, options)
             print(f"predict: {summary.line()}", flush=True)
         result = deploy_plan.predict_source(model, source, specs, store)
     except (
@@ -557,7 +506,7 @@ def predict_command(args: argparse.Namespace) -> int:
     print(f"the shift check per feature: {shift_csv}")
     if summary is not None:
         resume = "judgepanel " + shlex.join(getattr(args, "argv", None) or sys.argv[1:])
-        note = closing_note(summary, resume, {"--max-cost": args.max_cost})
+        note = closing_note(summary, resume, {"--max-cost": options.max_cost})
         if note:
             print(scrub(note), file=sys.stderr, flush=True)
         if summary.aborted:
@@ -787,7 +736,7 @@ def report_command(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_ERROR
-        return run_report(request)
+        return run_report(request, config)
     except (ReportError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -833,10 +782,21 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+def _explain(config: Config, profile: str, runs: tuple[str, ...]) -> None:
+    """Per run: each send option's value and where it came from (``check --explain``)."""
+    for run in [config.run(r) for r in runs] if runs else config.runs_of(profile):
+        print(f"run {run.name}: how its calls are sent (flags of `score` go over these)")
+        for name, value, source in run.send.explain():
+            print(f"  {name:<20} {value:<24} {source}")
+        print()
+
+
 def check_command(args: argparse.Namespace) -> int:
     """``judgepanel check``: datasets readable, key set, model ids served; exit 1 if not."""
     try:
         config = load_config(args.runs_file)
+        if getattr(args, "explain", False):
+            _explain(config, args.profile, tuple(args.run or ()))
         found = preflight(config, args.profile, tuple(args.run or ()))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from judgepanel.core.batch.offline import OfflineImportError, export_lines, import_lines
 from judgepanel.core.calls import CallSpec
-from judgepanel.core.client.options import DEFAULT_MAX_REASKS
 from judgepanel.core.client.outcome import ClientError
 from judgepanel.core.config import ConfigError, Price
 from judgepanel.core.scoring import plan_target
+from judgepanel.core.sendconfig import default_of
 from judgepanel.core.settings import ScoreRequest, ScoreSettings, resolve_settings
 from judgepanel.core.store import Store, StoreError
 
@@ -42,7 +42,7 @@ def add_batch_parser(sub: argparse._SubParsersAction) -> None:
     imp.add_argument(
         "--max-reasks",
         type=int,
-        default=DEFAULT_MAX_REASKS,
+        default=default_of("max_reasks"),
         help="an unreadable answer is exported again this many times at most",
     )
 

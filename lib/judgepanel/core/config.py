@@ -14,13 +14,11 @@ from typing import Any
 
 import yaml
 
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import DEFAULT_RUNS_FILE, project_root
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.core.runsfile import DatasetSpec, VisionqDataset, validate_runs_file
-
-
-class ConfigError(ValueError):
-    """``papermill_runs.yaml`` is missing something or names something that does not exist."""
+from judgepanel.core.sendconfig import ClientOptions, file_options, resolve_options
 
 
 @dataclass(frozen=True)
@@ -99,16 +97,9 @@ class Price:
 
 
 @dataclass(frozen=True)
-class Limits:
-    """A model's provider limits from a profile: requests and tokens per minute."""
-
-    rpm: float | None = None
-    tpm: float | None = None
-
-
-@dataclass(frozen=True)
 class Profile:
-    """Where the data and the store live, and which model each family name means."""
+    """Where the data and the store live, which model each family name means, and the
+    send options the profile sets (``options``: name -> value, only those it names)."""
 
     name: str
     description: str
@@ -117,16 +108,17 @@ class Profile:
     datasets: dict[str, DatasetRef]
     families: dict[str, str]
     predeclared: tuple[str, ...]
-    concurrency: int
-    max_cost: float
-    max_total_cost: float = 0.0
-    limits: dict[str, Limits] = field(default_factory=dict)
-    """Family name or model id -> its provider limits."""
-    samples_per_request: int = 1
-    batch: bool = False
-    """Score through the provider's batch API (``score --batch``)."""
-    batch_poll: float = 30.0
-    """Seconds between two polls of the open batches."""
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        """The profile as the source of a send option's value."""
+        return f"profile {self.name!r}"
+
+    @property
+    def send(self) -> ClientOptions:
+        """How the profile's calls are sent: the declared defaults and its own options."""
+        return resolve_options((self.source, self.options))
 
     def dataset(self, name: str) -> DatasetRef:
         try:
@@ -170,10 +162,17 @@ class Run:
     notebooks: tuple[str, ...]
     parameters: dict[str, Any] = field(default_factory=dict)
     own_parameters: dict[str, Any] = field(default_factory=dict)
-    samples_per_request: int | None = None
-    """Repetitions drawn per request with ``n`` (``None``: the profile's)."""
-    batch: bool | None = None
-    """Score through the batch API (``None``: as the profile says)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """The send options the run sets over its profile's (only those it names)."""
+
+    def layers(self) -> tuple[tuple[str, dict[str, Any]], ...]:
+        """The runs file's layers of the run's send options: its profile's, then its own."""
+        return ((self.profile.source, self.profile.options), (f"run {self.name!r}", self.options))
+
+    @property
+    def send(self) -> ClientOptions:
+        """How the run's calls are sent: the declared defaults, the profile's, the run's."""
+        return resolve_options(*self.layers())
 
     @property
     def dataset(self) -> str:
@@ -193,6 +192,8 @@ class Config:
     scoring: dict[str, ScoringDesign]
     prices: dict[str, Price]
     parameters: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The file's YAML as parsed (a quick report writes its copy from it)."""
 
     def run(self, name: str) -> Run:
         try:
@@ -278,13 +279,7 @@ def load_config(path: str | Path | None = None) -> Config:
             datasets=datasets,
             families=families,
             predeclared=tuple(prof.predeclared or list(families)[:3]),
-            concurrency=prof.concurrency,
-            max_cost=prof.max_cost,
-            max_total_cost=prof.max_total_cost,
-            limits={k: Limits(v.rpm, v.tpm) for k, v in prof.limits.items()},
-            samples_per_request=prof.samples_per_request,
-            batch=prof.batch,
-            batch_poll=prof.batch_poll,
+            options=file_options(prof, "profile"),
         )
     scoring = {
         kind: ScoringDesign(
@@ -312,9 +307,8 @@ def load_config(path: str | Path | None = None) -> Config:
             notebooks=tuple(r.notebooks),
             parameters={**parameters, **r.parameters},
             own_parameters=dict(r.parameters),
-            samples_per_request=r.samples_per_request,
-            batch=r.batch,
+            options=file_options(r, "run"),
         )
         for name, r in spec.runs.items()
     }
-    return Config(path, profiles, runs, scoring, prices, parameters)
+    return Config(path, profiles, runs, scoring, prices, parameters, raw=raw)

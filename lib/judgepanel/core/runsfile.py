@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic.fields import FieldInfo
+
+from judgepanel.core.sendconfig import declared_options, default_of, without_none
 
 DatasetKind = Literal[
     "eva", "para", "ratings", "ava", "aadb", "koniq", "spaq", "lapis", "vab", "visionq"
@@ -119,15 +121,32 @@ DatasetSpec = Annotated[
 """A dataset entry: the model of its ``kind``."""
 
 
-class LimitsSpec(_Strict):
-    """A model's provider limits: requests and tokens per minute."""
+def send_keys(level: str) -> dict[str, Any]:
+    """The runs-file keys of the send options that a ``profile`` or a ``run`` sets, as
+    pydantic fields, generated from their declarations
+    (`judgepanel.core.client.options.ClientOptions`): a profile's default is the declared
+    one, a run's is unset (its profile's value applies)."""
+    keys: dict[str, Any] = {}
+    for name, (declared, annotation) in declared_options().items():
+        if not getattr(declared, level):
+            continue
+        kind = declared.file_type or without_none(annotation)
+        if level == "run":
+            keys[name] = (kind | None, Field(None, **declared.bounds()))
+        elif isinstance(default_of(name), dict):
+            keys[name] = (kind, Field(default_factory=dict, **declared.bounds()))
+        else:
+            keys[name] = (kind, Field(default_of(name), **declared.bounds()))
+    return keys
 
-    rpm: float | None = Field(None, gt=0)
-    tpm: float | None = Field(None, gt=0)
+
+_ProfileSendKeys = create_model("_ProfileSendKeys", __base__=_Strict, **send_keys("profile"))
+_RunSendKeys = create_model("_RunSendKeys", __base__=_Strict, **send_keys("run"))
 
 
-class ProfileSpec(_Strict):
-    """Where a profile's data and store live and which model each family name means."""
+class ProfileSpec(_ProfileSendKeys):  # type: ignore[misc, valid-type]
+    """Where a profile's data and store live and which model each family name means, and
+    how its calls are sent (the keys of `send_keys`)."""
 
     description: str = ""
     simulated: bool = False
@@ -135,13 +154,6 @@ class ProfileSpec(_Strict):
     datasets: dict[str, DatasetSpec]
     families: dict[str, str]
     predeclared: list[str] | None = None
-    concurrency: int = Field(16, ge=1)
-    max_cost: float = Field(0.0, ge=0)
-    max_total_cost: float = Field(0.0, ge=0)
-    limits: dict[str, LimitsSpec] = Field(default_factory=dict)
-    samples_per_request: int = Field(1, ge=1)
-    batch: bool = False
-    batch_poll: float = Field(30.0, gt=0)
 
     @model_validator(mode="after")
     def _predeclared_are_families(self) -> ProfileSpec:
@@ -191,16 +203,15 @@ class PriceSpec(_Strict):
         return self
 
 
-class RunSpec(_Strict):
-    """One run of the report: a profile, one dataset or several, its notebooks."""
+class RunSpec(_RunSendKeys):  # type: ignore[misc, valid-type]
+    """One run of the report: a profile, one dataset or several, its notebooks, and the
+    send options it sets over its profile's (the keys of `send_keys`)."""
 
     profile: str
     dataset: str | None = None
     datasets: list[str] | None = None
     notebooks: list[str]
     parameters: dict[str, Any] = Field(default_factory=dict)
-    samples_per_request: int | None = Field(None, ge=1)
-    batch: bool | None = None
 
     @model_validator(mode="after")
     def _one_way_to_name_datasets(self) -> RunSpec:

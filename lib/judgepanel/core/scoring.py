@@ -8,19 +8,21 @@ knows nothing about any study: ``judgepanel.studies`` registers the planners on 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from judgepanel.core.batch import BatchOptions, run_batches
+from judgepanel.core.batch import run_batches
 from judgepanel.core.budget import RequestShape
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client import RunSummary, pending_calls, run_calls
-from judgepanel.core.config import ConfigError, DatasetRef, Price
+from judgepanel.core.config import Config, ConfigError, DatasetRef, Price
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.parameters import StudyParameters, register_parameters
-from judgepanel.core.settings import ClientOptions, ScoreRequest, ScoreSettings, resolve_settings
+from judgepanel.core.settings import ScoreRequest, ScoreSettings, resolve_settings
 from judgepanel.core.store import Store
 
 Planner = Callable[[DatasetRef, ScoreSettings], list[CallSpec]]
@@ -131,10 +133,9 @@ def estimate_plan(
     return pd.DataFrame(list(rows.values()))
 
 
-def dry_run(
-    settings: ScoreSettings, *, max_reasks: int = 2, retry_failed: bool = False
-) -> list[tuple[DatasetRef, int, pd.DataFrame]]:
-    """Per target: the number of planned calls and :func:`estimate_plan`'s table.
+def dry_run(settings: ScoreSettings) -> list[tuple[DatasetRef, int, pd.DataFrame]]:
+    """Per target: the number of planned calls and :func:`estimate_plan`'s table (with
+    the re-asks and the failed calls ``settings.send`` would send).
 
     Sends nothing and never creates the store: with no file yet, nothing is stored.
     """
@@ -144,7 +145,11 @@ def dry_run(
         for target in settings.targets:
             specs = plan_target(target, settings)
             table = estimate_plan(
-                specs, store, settings.prices, max_reasks=max_reasks, retry_failed=retry_failed
+                specs,
+                store,
+                settings.prices,
+                max_reasks=settings.send.max_reasks,
+                retry_failed=settings.send.retry_failed,
             )
             out.append((target, len(specs), table))
     return out
@@ -216,45 +221,36 @@ def closing_note(
     return "\n".join(lines)
 
 
-def score_settings(
-    settings: ScoreSettings,
-    options: ClientOptions | None = None,
-    *,
-    echo: bool = True,
-    batch: BatchOptions | None = None,
-) -> RunSummary:
-    """Plan and send every target of ``settings``; the ceiling spans all of them.
+def score_settings(settings: ScoreSettings, *, echo: bool = True) -> RunSummary:
+    """Plan and send every target of ``settings`` as ``settings.send`` says; the ceiling
+    spans all of them.
 
-    With ``settings.batch`` the calls go through the provider's batch API
-    (:func:`judgepanel.core.batch.run_batches`, polled as ``batch`` says), else online.
+    With ``send.batch`` the calls go through the provider's batch API
+    (:func:`judgepanel.core.batch.run_batches`), else online.
     """
-    options = options or ClientOptions()
+    send = settings.send
     summaries: list[RunSummary] = []
     with Store(settings.store) as store:
         for target in settings.targets:
             specs = plan_target(target, settings)
             remaining = None
-            if settings.max_cost is not None:
-                remaining = max(0.0, settings.max_cost - sum(s.spend for s in summaries))
+            if send.max_cost is not None:
+                remaining = max(0.0, send.max_cost - sum(s.spend for s in summaries))
+            options = dataclasses.replace(send, max_cost=remaining)
             if echo:
                 print(f"{target.name} ({target.kind}): {len(specs)} calls planned", flush=True)
-            if settings.batch:
+            if send.batch:
                 summary = run_batches(
                     specs,
                     store,
                     prices=settings.prices,
-                    options=settings.client_options(options, remaining),
-                    batch=batch or BatchOptions(poll_s=settings.batch_poll),
+                    options=options,
                     run=settings.run or target.name,
                     desc=target.name,
                 )
             else:
                 summary = run_calls(
-                    specs,
-                    store,
-                    prices=settings.prices,
-                    options=settings.client_options(options, remaining),
-                    desc=target.name,
+                    specs, store, prices=settings.prices, options=options, desc=target.name
                 )
             summaries.append(summary)
             if echo:
@@ -268,7 +264,8 @@ def score_run(
     run_name: str,
     *,
     runs_file: str | Path | None = None,
-    base_url: str | None = None,
+    config: Config | None = None,
+    endpoint: Endpoint | None = None,
     limit_images: int | None = None,
     max_cost: float | None = None,
     progress: bool = True,
@@ -276,17 +273,23 @@ def score_run(
 ) -> RunSummary:
     """Score one run of ``papermill_runs.yaml`` (the entry point of notebooks and reports).
 
-    Uses the profile's store, families, concurrency and ceiling and the run's parameters;
-    the endpoint comes from ``base_url`` or ``OPENAI_BASE_URL``, the key from
-    ``OPENAI_API_KEY``. ``max_cost`` replaces the profile's ceiling, like ``--max-cost``;
-    ``limit_share`` is this process's part of each model's rate limits, when several
-    processes score against one key at once.
+    Sends as the run and its profile say (store, families, concurrency, ceilings...) and
+    to ``endpoint`` (default: ``OPENAI_BASE_URL``, keyed by ``OPENAI_API_KEY``).
+    ``config`` is the runs file already parsed (else ``runs_file`` is read). ``max_cost``
+    replaces the profile's ceiling, like ``--max-cost``; ``limit_share`` is this process's
+    part of each model's rate limits, when several processes score against one key at once.
     """
     request = ScoreRequest(
         run=run_name,
         runs_file=Path(runs_file) if runs_file else None,
+        config=config,
         limit_images=limit_images,
-        max_cost=max_cost,
+        options={
+            "endpoint": endpoint,
+            "max_cost": max_cost,
+            "progress": progress,
+            "limit_share": limit_share,
+        },
+        source="score_run",
     )
-    options = ClientOptions(base_url=base_url, progress=progress, limit_share=limit_share)
-    return score_settings(resolve_settings(request), options, echo=progress)
+    return score_settings(resolve_settings(request), echo=progress)

@@ -9,11 +9,11 @@ and the client ever see.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgepanel.core.client.options import DEFAULT_CONCURRENCY, ClientOptions, RateLimits
 from judgepanel.core.config import (
     Config,
     ConfigError,
@@ -22,6 +22,7 @@ from judgepanel.core.config import (
     ScoringDesign,
     load_config,
 )
+from judgepanel.core.sendconfig import COMMAND_LINE, ClientOptions, RateLimits, resolve_options
 
 IMAGE_KINDS: tuple[str, ...] = ("eva", "para", "ratings", "ava", "aadb", "koniq", "spaq", "lapis")
 """Dataset kinds whose items are single rated images (the rubric-fusion study): EVA and PARA,
@@ -41,25 +42,21 @@ class ScoreRequest:
     Attributes:
         run: a run of the runs file (for example ``demo-eva``).
         runs_file: the runs file (default: ``papermill_runs.yaml`` at the project root).
+        config: the runs file already parsed (then ``runs_file`` is not read again).
         dataset: ``KIND:PATH`` instead of the run's datasets.
         families: family names (of the run's profile, or paired with ``models``).
         models: model ids, one per family, when no profile names them.
         holistic_k, dimension_r, temperature: override the scoring design.
         limit_images: score only the first N items of the plan.
         store: the checkpoint store (default: the profile's).
-        concurrency: requests in flight (default: the profile's).
-        max_cost: USD ceiling of this command (default: the profile's).
-        max_total_cost: USD ceiling of the whole store, across resumes (default: the
-            profile's ``max_total_cost``).
-        rpm, tpm: every model's rate limits (default: the profile's ``limits``).
-        samples_per_request: repetitions drawn per request with ``n`` (default: the run's
-            or the profile's ``samples_per_request``, else 1).
-        batch: score through the provider's batch API (default: the run's or the
-            profile's ``batch``, else no).
+        options: send options set over the run's and the profile's (name -> value,
+            ``None``: not set; see `judgepanel.core.sendconfig.ClientOptions`).
+        source: where ``options`` come from (shown by ``check --explain``).
     """
 
     run: str | None = None
     runs_file: Path | None = None
+    config: Config | None = None
     dataset: str | None = None
     families: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
@@ -68,48 +65,26 @@ class ScoreRequest:
     temperature: float | None = None
     limit_images: int | None = None
     store: Path | None = None
-    concurrency: int | None = None
-    max_cost: float | None = None
-    max_total_cost: float | None = None
-    rpm: float | None = None
-    tpm: float | None = None
-    samples_per_request: int | None = None
-    batch: bool | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    source: str = COMMAND_LINE
 
 
 @dataclass(frozen=True)
 class ScoreSettings:
-    """Everything a scoring job resolved to: what the planners and the client read."""
+    """Everything a scoring job resolved to: what the planners read, and ``send``, how
+    the client sends the calls."""
 
     targets: tuple[DatasetRef, ...]
     families: dict[str, str]
     store: Path
     prices: dict[str, Price]
-    concurrency: int
-    max_cost: float | None
+    send: ClientOptions = field(default_factory=ClientOptions)
     parameters: dict[str, Any] = field(default_factory=dict)
-    max_total_cost: float | None = None
     designs: dict[str, ScoringDesign] = field(default_factory=dict)
     temperature: float | None = None
     limit_images: int | None = None
     predeclared: tuple[str, ...] = ()
-    limits: dict[str, RateLimits] = field(default_factory=dict)
-    samples_per_request: int = 1
-    batch: bool = False
-    batch_poll: float = 30.0
     run: str = ""
-
-    def client_options(self, options: ClientOptions, max_cost: float | None) -> ClientOptions:
-        """``options`` completed with what this job resolved to: its concurrency, ceilings,
-        each model's limits and the samples drawn per request."""
-        return dataclasses.replace(
-            options,
-            concurrency=self.concurrency,
-            max_cost=max_cost,
-            max_total_cost=self.max_total_cost,
-            limits={**self.limits, **options.limits},
-            samples_per_request=self.samples_per_request,
-        )
 
     @property
     def seed(self) -> int:
@@ -181,10 +156,10 @@ def _families(request: ScoreRequest, profile: Any) -> dict[str, str]:
 
 def resolve_settings(request: ScoreRequest) -> ScoreSettings:
     """Resolve a run and the explicit options (options win) into :class:`ScoreSettings`."""
-    config: Config | None
-    if request.run or request.runs_file is not None:
+    config: Config | None = request.config
+    if config is None and (request.run or request.runs_file is not None):
         config = load_config(request.runs_file)
-    else:
+    elif config is None:
         try:
             config = load_config(None)
         except ConfigError:
@@ -197,13 +172,6 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
     store = request.store or (profile.store if profile else None)
     if store is None:
         raise ConfigError("give --store (or --run, whose profile names the store)")
-    concurrency = request.concurrency or (profile.concurrency if profile else DEFAULT_CONCURRENCY)
-    max_cost = request.max_cost
-    if max_cost is None and profile is not None and profile.max_cost > 0:
-        max_cost = profile.max_cost
-    max_total_cost = request.max_total_cost
-    if max_total_cost is None and profile is not None and profile.max_total_cost > 0:
-        max_total_cost = profile.max_total_cost
     prices = {}
     for model in families.values():
         if config is None:
@@ -218,46 +186,33 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
         base = config.scoring.get(design_kind) if config else None
         designs[target.name] = _override_design(base, request, design_kind)
     parameters = dict(run.parameters) if run else dict(config.parameters if config else {})
-    limits = _limits(request, profile, families)
-    samples = request.samples_per_request
-    if samples is None and run is not None:
-        samples = run.samples_per_request or profile.samples_per_request
-    samples = int(samples or 1)
-    if samples < 1:
-        raise ConfigError(f"--samples-per-request {samples}: expected at least 1")
-    batch = request.batch
-    if batch is None and run is not None:
-        batch = run.batch if run.batch is not None else run.profile.batch
+    send = resolve_options(*(run.layers() if run else ()), (request.source, request.options))
+    send = dataclasses.replace(send, limits=_limits(send, families))
     return ScoreSettings(
         targets=targets,
         families=families,
         store=Path(store),
         prices=prices,
-        concurrency=int(concurrency),
-        max_cost=max_cost,
-        max_total_cost=max_total_cost,
+        send=send,
         parameters=parameters,
         designs=designs,
         temperature=request.temperature,
         limit_images=request.limit_images,
         predeclared=tuple(profile.predeclared) if profile else (),
-        limits=limits,
-        samples_per_request=samples,
-        batch=bool(batch),
-        batch_poll=profile.batch_poll if profile is not None else 30.0,
         run=request.run or "",
     )
 
 
-def _limits(request: ScoreRequest, profile: Any, families: dict[str, str]) -> dict[str, RateLimits]:
-    """Each planned model's rate limits: the flags for every model, else the profile's
-    ``limits`` (keyed by family name or model id)."""
+def _limits(send: ClientOptions, families: dict[str, str]) -> dict[str, RateLimits]:
+    """Each planned model's rate limits: the profile's ``limits`` (keyed by family name or
+    model id), with ``--rpm`` and ``--tpm`` replacing what they name for every model."""
     out: dict[str, RateLimits] = {}
     for family, model in families.items():
-        own = profile.limits.get(family) or profile.limits.get(model) if profile else None
-        rpm = request.rpm if request.rpm is not None else (own.rpm if own else None)
-        tpm = request.tpm if request.tpm is not None else (own.tpm if own else None)
-        limits = RateLimits(rpm, tpm)
+        own = send.limits.get(family) or send.limits.get(model) or RateLimits()
+        limits = RateLimits(
+            send.rpm if send.rpm is not None else own.rpm,
+            send.tpm if send.tpm is not None else own.tpm,
+        )
         if limits:
             out[model] = limits
     return out

@@ -9,7 +9,7 @@ numbers. A failing cell makes the command exit non-zero, naming the notebook and
 
 from __future__ import annotations
 
-import os
+import copy
 import shutil
 import sys
 import tempfile
@@ -25,6 +25,7 @@ import yaml
 
 import judgepanel.studies  # noqa: F401  (each study registers its planner and parameters)
 from judgepanel.core.config import Config, ConfigError, Run, load_config
+from judgepanel.core.endpoint import SIMULATOR, Endpoint
 from judgepanel.core.parameters import parameter_model, resolve_parameters
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.report.explorer import EXPLORER_DIR, build_explorer
@@ -37,14 +38,12 @@ from judgepanel.report.index import (
 from judgepanel.report.launcher import SimProcess, start_sim_servers
 from judgepanel.report.ledger import write_ledger
 from judgepanel.report.manifest import write_manifest
-from judgepanel.report.notebook_run import OUTPUTS_ENV
 from judgepanel.report.page import path_replacements, render_page, scrub_paths
 from judgepanel.report.provenance import provenance, write_provenance
 from judgepanel.report.schedule import Job, JobPool, usable_cores
 from judgepanel.report.simconfig import SimConfig
 from judgepanel.report.steps import data_keys, report_steps, score_and_release
 from judgepanel.report.timings import Timings
-from judgepanel.studies.common.fitcache import SHARED_DIR_ENV
 
 
 def shown_path(path: Path) -> str:
@@ -66,21 +65,59 @@ def run_overrides(run: Run, overrides: dict[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (overrides or {}).items() if k in fields}
 
 
+@dataclass(frozen=True)
+class KernelContext:
+    """What a report hands every notebook besides its run: where to send calls, where its
+    outputs go, where the kernels share their fits.
+
+    Attributes:
+        endpoint: the endpoint a scoring notebook sends to (``None``: none; it reads the
+            store only).
+        outputs: the report's outputs folder (``<run>/tables`` under it).
+        shared_fits: the folder the kernels of this report share their combiner fits in
+            (`judgepanel.studies.common.fitcache`; ``None``: none).
+    """
+
+    endpoint: Endpoint | None = None
+    outputs: Path | None = None
+    shared_fits: Path | None = None
+
+    def parameters(self) -> dict[str, Any]:
+        """The papermill parameters of this context: plain values, never a key."""
+        return {
+            "endpoint": self.endpoint.as_parameter() if self.endpoint else None,
+            "outputs": str(self.outputs) if self.outputs else None,
+            "shared_fits": str(self.shared_fits) if self.shared_fits else None,
+        }
+
+    def hidden(self) -> dict[str, str]:
+        """What a page shows instead of this context's passing values (a simulated
+        server's port, a temporary folder): the page stays the same from run to run."""
+        out = {str(self.shared_fits): "shared-fits"} if self.shared_fits else {}
+        if self.endpoint is not None and self.endpoint.provider == SIMULATOR:
+            out[str(self.endpoint.base_url)] = "simulated-judge-server"
+        return out
+
+
 def notebook_parameters(
-    config: Config, run: Run, overrides: dict[str, Any] | None = None
+    config: Config,
+    run: Run,
+    overrides: dict[str, Any] | None = None,
+    context: KernelContext | None = None,
 ) -> dict[str, Any]:
-    """What papermill injects into a notebook of ``run``: its name, runs file, overrides.
+    """What papermill injects into a notebook of ``run``: its name, runs file, overrides,
+    and the report's ``context`` (endpoint, outputs, shared fits).
 
     Everything else (profile, store, datasets, families, the study's parameters) the
     notebook's setup call derives from the runs file (`judgepanel.report.notebook_run`),
-    exactly as it does when a person runs the notebook in JupyterLab. The API key and the
-    endpoint are deliberately absent; the scoring notebook reads the endpoint from the
-    environment like every other client.
+    exactly as it does when a person runs the notebook in JupyterLab. The API key is
+    deliberately absent: the endpoint names the variable a kernel reads it from.
     """
     return {
         "run": run.name,
         "runs_file": shown_path(config.path),
         "overrides": run_overrides(run, overrides),
+        **(context or KernelContext()).parameters(),
     }
 
 
@@ -111,8 +148,12 @@ def execute_notebook(
     quick: bool = False,
     progress: bool = False,
     render: Callable[..., Path] | None = None,
+    context: KernelContext | None = None,
 ) -> NotebookResult:
     """Execute one notebook of a run and render it as a report page (also when a cell failed).
+
+    ``context`` says where the notebook sends calls and shares fits; its outputs go under
+    ``outputs`` whatever it says.
 
     ``render`` replaces :func:`render_run_page` (same arguments): the report passes one that
     renders in a worker process, since the HTML export is pure-Python work that would
@@ -125,10 +166,10 @@ def execute_notebook(
     run_dir = outputs / run.name
     run_dir.mkdir(parents=True, exist_ok=True)
     out_nb = run_dir / f"{name}.ipynb"
-    params = notebook_parameters(config, run, overrides)
-    # The kernel finds this report's outputs here (a kernel without it writes under
-    # outputs/interactive/); every notebook of one report shares them.
-    os.environ[OUTPUTS_ENV] = str(outputs)
+    # The kernel finds this report's outputs in its parameters (a kernel without them
+    # writes under outputs/interactive/); every notebook of one report shares them.
+    context = replace(context or KernelContext(), outputs=outputs)
+    params = notebook_parameters(config, run, overrides, context)
     started = time.monotonic()
     error = ""
     try:
@@ -150,7 +191,7 @@ def execute_notebook(
     html_path = None
     if out_nb.exists():
         html_path = (render or render_run_page)(
-            config, run, out_nb, overrides=overrides, quick=quick
+            config, run, out_nb, overrides=overrides, quick=quick, hidden=context.hidden()
         )
     result = NotebookResult(run.name, name, not error, seconds, html_path, error)
     remember(outputs, result)
@@ -165,14 +206,16 @@ def render_run_page(
     overrides: dict[str, Any] | None = None,
     quick: bool = False,
     origin: Path | None = None,
+    hidden: dict[str, str] | None = None,
 ) -> Path:
     """Render an executed notebook of ``run`` with the run's provenance and explorer link.
 
     ``origin`` is the folder of the runs file the user named, when ``config`` is a copy
-    written elsewhere (a quick report's): its paths are shown relative to it.
+    written elsewhere (a quick report's): its paths are shown relative to it. ``hidden``:
+    further texts the page shows otherwise (:meth:`KernelContext.hidden`).
     """
     outputs = notebook.parent.parent
-    replacements = report_replacements(config, outputs, origin)
+    replacements = report_replacements(config, outputs, origin, hidden)
     prov = provenance(config, run, project_root(), overrides=overrides, quick=quick)
     # the record is shown on the index as well as on the page: no machine path in either
     prov = _scrubbed(prov, replacements)
@@ -195,10 +238,16 @@ def _scrubbed(value: Any, replacements: list[tuple[str, str]]) -> Any:
 
 
 def report_replacements(
-    config: Config, outputs: Path, origin: Path | None = None
+    config: Config,
+    outputs: Path,
+    origin: Path | None = None,
+    hidden: dict[str, str] | None = None,
 ) -> list[tuple[str, str]]:
-    """The absolute locations a page of this report must not show, and what it shows instead."""
-    return path_replacements({outputs: "outputs", origin or config.path.parent: "."})
+    """The absolute locations a page of this report must not show, and what it shows
+    instead; ``hidden`` adds other texts (a server's URL), the longest replaced first."""
+    pairs = path_replacements({outputs: "outputs", origin or config.path.parent: "."})
+    pairs += list((hidden or {}).items())
+    return sorted(pairs, key=lambda kv: len(kv[0]), reverse=True)
 
 
 def may_score(config: Config, run: Run, name: str, overrides: dict[str, Any]) -> bool:
@@ -240,7 +289,7 @@ def quick_runs_file(config: Config, outputs: Path) -> Path:
     Written under ``outputs``; its paths are made absolute so they still name the files the
     original runs file names (pages show them relative to the project, as always).
     """
-    raw = yaml.safe_load(config.path.read_text(encoding="utf-8")) or {}
+    raw = copy.deepcopy(config.raw)  # the file as parsed once, not read again
     base = config.path.resolve().parent
 
     def absolute(p: str) -> str:
@@ -373,18 +422,31 @@ def summary_text(
     return "\n".join(lines)
 
 
-def run_report(request: ReportRequest) -> int:
+def report_endpoints(servers: list[SimProcess]) -> list[Endpoint]:
+    """Where the report sends calls: its simulated servers, else the endpoint of
+    ``OPENAI_BASE_URL`` when one is set (none: the notebooks read the store only)."""
+    if servers:
+        return [Endpoint.simulator(s.base_url) for s in servers]
+    endpoint = Endpoint.from_environment()
+    return [endpoint] if endpoint.base_url else []
+
+
+def run_report(request: ReportRequest, config: Config | None = None) -> int:
     """Optionally start the simulator and score, and execute every selected notebook.
 
-    Notebooks run up to ``request.jobs`` at a time, each as soon as the datasets it reads
-    are scored, while later runs are still scoring (see :mod:`judgepanel.report.schedule`).
-    Returns 0 when every notebook ran, 1 when one failed (each failure is printed).
-    Raises ``ReportError`` when the request selects nothing or names what does not exist.
+    ``config`` is the runs file of ``request`` already parsed (else it is read here). The
+    simulated servers' endpoints, the outputs and the folder of shared fits are handed to
+    the scoring and to each notebook as arguments and parameters: the process's
+    environment is never changed. Notebooks run up to ``request.jobs`` at a time, each as
+    soon as the datasets it reads are scored, while later runs are still scoring (see
+    :mod:`judgepanel.report.schedule`). Returns 0 when every notebook ran, 1 when one
+    failed (each failure is printed). Raises ``ReportError`` when the request selects
+    nothing or names what does not exist.
     """
     slots = usable_cores() if request.jobs is None else request.jobs
     if slots < 1:
         raise ReportError(f"--jobs {slots}: at least one notebook must be able to run")
-    named = load_config(request.runs_file)
+    named = config if config is not None else load_config(request.runs_file)
     origin = named.path.resolve().parent
     if request.quick:
         request = replace(
@@ -405,13 +467,9 @@ def run_report(request: ReportRequest) -> int:
     if lanes is None:
         lanes = min(2, slots) if all(r.profile.simulated for r in runs) else 1
     servers: list[SimProcess] = []
-    saved_env = {
-        k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY", SHARED_DIR_ENV)
-    }
     # The kernels of this report share their combiner fits here (fitcache), and only they:
     # the folder starts empty and goes with the report.
-    shared_fits = tempfile.mkdtemp(prefix="judgepanel-fits-")
-    os.environ[SHARED_DIR_ENV] = shared_fits
+    shared_fits = Path(tempfile.mkdtemp(prefix="judgepanel-fits-"))
     try:
         if request.start_sim:
             with timings.step("simulator"):
@@ -424,19 +482,20 @@ def run_report(request: ReportRequest) -> int:
                 servers = start_sim_servers(
                     max(1, lanes if request.score else 1), SimConfig(report_cost=True)
                 )
-            server = servers[0]
-            os.environ["OPENAI_BASE_URL"] = server.base_url
-            # The simulator accepts any bearer token: a real key in the environment is
-            # replaced (and restored below), so it is not sent to it or to the kernels.
-            os.environ["OPENAI_API_KEY"] = "sim-local"
             listening = ", ".join(s.base_url for s in servers)
             print(f"simulated judge server listening at {listening}", flush=True)
+        endpoints = report_endpoints(servers)
+        # A simulated server needs no key: a real one in the environment is not sent to it.
+        context = KernelContext(
+            endpoint=endpoints[0] if endpoints else None, shared_fits=shared_fits
+        )
 
         steps = report_steps(
             chosen,
             outputs,
             lambda run, name: may_score(config, run, name, request.overrides),
             explorers=request.pages,
+            sends=bool(endpoints),
         )
 
         def execute(job: Job) -> NotebookResult | None:
@@ -460,6 +519,7 @@ def run_report(request: ReportRequest) -> int:
                     overrides=request.overrides,
                     quick=request.quick,
                     progress=request.progress and slots == 1,
+                    context=context,
                     render=(
                         lambda *a, **k: workers.submit(
                             render_run_page, *a, origin=origin, **k
@@ -486,7 +546,7 @@ def run_report(request: ReportRequest) -> int:
                 timings,
                 score=request.score,
                 lanes=lanes,
-                endpoints=[s.base_url for s in servers],
+                endpoints=endpoints,
             )
             results = pool.wait()
         except BaseException:
@@ -501,11 +561,6 @@ def run_report(request: ReportRequest) -> int:
         for server in servers:
             server.stop()
         shutil.rmtree(shared_fits, ignore_errors=True)
-        for k, v in saved_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         timings.write(outputs, profile=request.profile, jobs=slots, quick=request.quick)
     print(summary_text(results, timings.now(), outputs, index), flush=True)
     failures = [r for r in results if not r.ok]

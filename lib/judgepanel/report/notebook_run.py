@@ -9,8 +9,10 @@ a study's setup (``load_run``) takes: the data, the store and the scoring design
 them, never from paths a notebook passes. Paths are the project's: the kernel's
 working folder becomes the project root, wherever the kernel was started.
 
-The report tells its kernels where its outputs are through :data:`OUTPUTS_ENV`; a kernel
-without it (JupyterLab) writes under ``outputs/interactive/<run>/``, never over the report.
+The report hands its kernels, as parameters, where its outputs are, the endpoint to send
+calls to and the folder its kernels share fits in. A kernel without them (JupyterLab) writes
+under ``outputs/interactive/<run>/``, never over the report, and sends to the endpoint of
+``OPENAI_BASE_URL`` when one is set, as any client does.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from judgepanel.core.config import Config, ConfigError, Run, load_config
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.parameters import resolve_parameters
 from judgepanel.core.paths import DEFAULT_RUNS_FILE, project_root
 from judgepanel.report.nbtools import Notebook, setup
+from judgepanel.studies.common import fitcache
 
-OUTPUTS_ENV = "JUDGEPANEL_OUTPUTS"
-"""Set by the report for its kernels: the folder that holds ``<run>/tables``."""
 INTERACTIVE_DIR = "interactive"
 
 
@@ -38,11 +40,11 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def run_outputs(run: str) -> tuple[Path, bool]:
-    """The folder of ``run``'s tables and figures, and whether the report asked for it."""
-    report = os.environ.get(OUTPUTS_ENV)
-    if report:
-        return Path(report) / run, True
+def run_outputs(run: str, outputs: str | Path | None = None) -> tuple[Path, bool]:
+    """The folder of ``run``'s tables and figures, and whether the report asked for it
+    (``outputs``: the report's outputs folder)."""
+    if outputs:
+        return Path(outputs) / run, True
     return project_root() / "outputs" / INTERACTIVE_DIR / run, False
 
 
@@ -83,6 +85,8 @@ class NotebookRun:
         run: the resolved run (profile, datasets, parameters), which a study's
             ``load_run`` takes.
         config: the runs file it comes from (scoring designs and prices).
+        endpoint: where a scoring notebook sends calls (``None``: nowhere; it reads the
+            store only).
     """
 
     variables: dict[str, Any]
@@ -90,6 +94,7 @@ class NotebookRun:
     interactive: bool
     run: Run
     config: Config
+    endpoint: Endpoint | None = None
 
     def values(self, *names: str) -> tuple[Any, ...]:
         """The run's values of ``names``, in order (a notebook unpacks what it reads)."""
@@ -107,8 +112,16 @@ def open_run(
     *,
     runs_file: str | Path | None = None,
     overrides: dict[str, Any] | None = None,
+    endpoint: Endpoint | dict[str, Any] | str | None = None,
+    outputs: str | Path | None = None,
+    shared_fits: str | Path | None = None,
 ) -> NotebookRun:
     """Resolve ``run`` for the notebook ``name`` and start its output context.
+
+    The report passes ``endpoint`` (as :meth:`Endpoint.as_parameter` gives it),
+    ``outputs`` and ``shared_fits`` (the folder this report's kernels share their fits
+    in); without them the notebook sends to ``OPENAI_BASE_URL`` when it is set, writes
+    under ``outputs/interactive/`` and shares no fit.
 
     Raises:
         ConfigError: an unknown run (the message lists the runs), or an unknown parameter
@@ -123,7 +136,12 @@ def open_run(
         raise ConfigError(
             f"run {run!r} does not include {name}; its notebooks are: {', '.join(chosen.notebooks)}"
         )
-    folder, from_report = run_outputs(run)
+    folder, from_report = run_outputs(run, outputs)
+    fitcache.share_fits(shared_fits)
+    where = Endpoint.of(endpoint)
+    if where is None and not from_report:
+        where = Endpoint.from_environment()
+        where = where if where.base_url else None
     values = run_variables(config, chosen, overrides, folder / "tables")
     nb = setup(run=run, name=name, tables_dir=folder / "tables", simulated=chosen.profile.simulated)
     if not from_report:
@@ -131,4 +149,4 @@ def open_run(
             f"{name} on run {run!r} ({chosen.profile.name}: {', '.join(chosen.datasets)}); "
             f"tables and figures go to {_shown(folder)}/"
         )
-    return NotebookRun(values, nb, not from_report, run=chosen, config=config)
+    return NotebookRun(values, nb, not from_report, run=chosen, config=config, endpoint=where)

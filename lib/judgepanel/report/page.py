@@ -77,7 +77,8 @@ def scrub_paths(text: str, replacements: list[tuple[str, str]]) -> str:
     for absolute, shown in replacements:
         if not absolute or absolute == "/":
             continue
-        text = re.sub(re.escape(absolute) + r"(?=[/\\\"'\s<,;:)\]}]|$)", shown, text)
+        # ``&`` ends one where a page escapes the quote after it (``&#39;``)
+        text = re.sub(re.escape(absolute) + r"(?=[/\\\"'\s<,;:)\]}&]|$)", shown, text)
     return text
 
 

@@ -13,21 +13,21 @@ sending are scaled from those two passes to the whole design, which is never sen
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import random
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from judgepanel.core.calls import CallSpec
-from judgepanel.core.client import API_KEY_ENV, ClientOptions, run_calls
+from judgepanel.core.client import run_calls
 from judgepanel.core.client.runner import group_key
 from judgepanel.core.config import Price
+from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.sendconfig import resolve_options
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.report.simconfig import SimConfig
@@ -45,20 +45,6 @@ DESIGNS: tuple[tuple[str, bool, bool], ...] = (
     ("n = k, cached", True, True),
 )
 """(label, repetitions as samples of one request, prompt cache on), in the table's order."""
-
-
-@contextlib.contextmanager
-def _simulator_key() -> Iterator[None]:
-    """A key for the simulator only: a real one in the environment is never sent to it."""
-    before = os.environ.get(API_KEY_ENV)
-    os.environ[API_KEY_ENV] = "sim-local"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(API_KEY_ENV, None)
-        else:
-            os.environ[API_KEY_ENV] = before
 
 
 def repetitions_per_prompt(plan: Sequence[CallSpec]) -> int:
@@ -85,10 +71,11 @@ def _send(
     sample: Sequence[CallSpec],
     prices: Mapping[str, Price],
     samples_per_request: int,
-    concurrency: int,
+    concurrency: int | None,
     tmp: Path,
 ) -> pd.DataFrame:
-    """The ledger of a fresh simulated server with a prompt cache that answered ``sample``.
+    """The ledger of a fresh simulated server with a prompt cache that answered ``sample``
+    (its endpoint needs no key: a real one in the environment is never sent to it).
 
     Raises:
         RuntimeError: not every call came back (the figures would be wrong).
@@ -97,11 +84,16 @@ def _send(
     server = start_sim_server(SimConfig(ledger=book, cache_window=CACHE_WINDOW), log_dir=tmp)
     try:
         with Store(tmp / f"store-{samples_per_request}.sqlite") as store:
-            options = ClientOptions(
-                base_url=server.base_url,
-                concurrency=concurrency,
-                progress=False,
-                samples_per_request=samples_per_request,
+            options = resolve_options(
+                (
+                    "savings",
+                    {
+                        "endpoint": Endpoint.simulator(server.base_url),
+                        "concurrency": concurrency,
+                        "progress": False,
+                        "samples_per_request": samples_per_request,
+                    },
+                )
             )
             summary = run_calls(sample, store, prices=prices, options=options)
     finally:
@@ -117,7 +109,7 @@ def measure_savings(
     n_images: int = 50,
     *,
     seed: int = 0,
-    concurrency: int = 16,
+    concurrency: int | None = None,
 ) -> pd.DataFrame:
     """Requests, tokens and dollars of the whole ``plan`` under each of :data:`DESIGNS`.
 
@@ -125,7 +117,8 @@ def measure_savings(
     number of samples per request (one, and ``n = k``: each prompt's repetitions asked as
     samples of one request, at most :data:`SIM_MAX_N` to a request). A design without the
     cache is the same ledger billed at its ``uncached_cost``, with no cached tokens. Every
-    ledger is scaled by planned calls over sampled calls.
+    ledger is scaled by planned calls over sampled calls. ``concurrency``: requests in
+    flight (default: the declared one).
 
     Raises:
         RuntimeError: a design's calls did not all come back (the figures would be wrong).
@@ -135,7 +128,7 @@ def measure_savings(
         raise ValueError("the plan has no calls to measure")
     scale = len(plan) / len(sample)
     n = min(repetitions_per_prompt(plan), SIM_MAX_N)
-    with tempfile.TemporaryDirectory(prefix="judgepanel-savings-") as tmp, _simulator_key():
+    with tempfile.TemporaryDirectory(prefix="judgepanel-savings-") as tmp:
         ledgers = {k: _send(sample, prices, k, concurrency, Path(tmp)) for k in (1, n)}
     rows = []
     for label, together, cached in DESIGNS:

@@ -8,7 +8,6 @@ run.
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from judgepanel.core.client import RunSummary
 from judgepanel.core.config import Config, Run
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.errors import RunStopped
 from judgepanel.core.scoring import closing_note, plan_parameters
 from judgepanel.report.index import remembered
@@ -63,7 +63,9 @@ def read_keys(run: Run) -> frozenset[DataKey]:
     return data_keys(run) | frozenset((run.profile.name, name) for name in named)
 
 
-def score_step(config: Config, run: Run, spent: dict[str, float]) -> RunSummary:
+def score_step(
+    config: Config, run: Run, spent: dict[str, float], endpoint: Endpoint | None = None
+) -> RunSummary:
     """Score one run before the notebooks that read it; stop the report if it was cut short.
 
     A profile's ``max_cost`` is one ceiling for all the scoring of this command, as it is
@@ -72,10 +74,10 @@ def score_step(config: Config, run: Run, spent: dict[str, float]) -> RunSummary:
     """
     profile = run.profile
     remaining = None
-    if profile.max_cost > 0:
-        remaining = max(0.0, profile.max_cost - spent.get(profile.name, 0.0))
+    if profile.send.max_cost is not None:
+        remaining = max(0.0, profile.send.max_cost - spent.get(profile.name, 0.0))
     print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
-    summary = score_run(run.name, runs_file=config.path, max_cost=remaining)
+    summary = score_run(run.name, config=config, endpoint=endpoint, max_cost=remaining)
     spent[profile.name] = spent.get(profile.name, 0.0) + summary.spend
     _close_step(config, run, summary, f"profile {profile.name!r} max_cost left", remaining)
     return summary
@@ -113,13 +115,14 @@ def report_steps(
     may_score: Callable[[Run, str], bool],
     *,
     explorers: bool = True,
+    sends: bool = False,
 ) -> list[ReportStep]:
     """The call explorers of the one-dataset runs, then the notebooks in the runs file's
     order, each waiting for what it reads (a page links its dataset's explorer).
 
     ``may_score(run, notebook)`` says whether a notebook sends calls when an endpoint is
-    configured; it then writes the store only if one is. ``explorers=False`` leaves the
-    explorers out (a report of tables only).
+    configured; it then writes the store only if the notebooks are given an endpoint
+    (``sends``). ``explorers=False`` leaves the explorers out (a report of tables only).
     """
     runs = [run for run, _ in chosen]
     explored = (
@@ -142,7 +145,6 @@ def report_steps(
         for i, key in enumerate(explored)
     ]
     explorer_job = {key: i for i, key in enumerate(explored)}
-    endpoint = bool(os.environ.get("OPENAI_BASE_URL"))
     for run, names in chosen:
         earlier = remembered(outputs, run.name)
         links = set()
@@ -153,7 +155,7 @@ def report_steps(
                 len(steps),
                 f"{run.name}/{name}",
                 read_keys(run),
-                writes=endpoint and may_score(run, name),
+                writes=sends and may_score(run, name),
                 after=frozenset(links),
                 expected=earlier[name].seconds
                 if name in earlier
@@ -172,7 +174,7 @@ def score_and_release(
     *,
     score: bool,
     lanes: int = 1,
-    endpoints: Sequence[str] = (),
+    endpoints: Sequence[Endpoint] = (),
 ) -> None:
     """Score the runs in order; a dataset's explorer and notebooks may start once the last
     run scoring it is over.
@@ -185,9 +187,9 @@ def score_and_release(
     is left: each gets an equal share of what the running ones have not reserved, over the
     free lanes that have a run to take, so together they never exceed it.
 
-    ``endpoints``: base URLs of servers that answer alike (the simulated judge servers a
-    report starts, one per lane); a lane's run is sent to the one fewest running runs use,
-    so that one server's core does not pace every lane. Empty: ``OPENAI_BASE_URL``.
+    ``endpoints``: servers that answer alike (the simulated judge servers a report starts,
+    one per lane); a lane's run is sent to the one fewest running runs use, so that one
+    server's core does not pace every lane. Empty: ``OPENAI_BASE_URL``.
     """
     steps = scoring_steps(runs) if score else []
     last = {key: run for run in steps for key in data_keys(run)}
@@ -197,7 +199,7 @@ def score_and_release(
         pool.scoring(1 if steps else 0)
         for run in steps:
             with timings.step("scoring", run=run.name, datasets=list(run.datasets)) as record:
-                summary = score_step(config, run, spent)
+                summary = score_step(config, run, spent, endpoints[0] if endpoints else None)
                 record.update(calls=summary.sent, planned=summary.planned, skipped=summary.skipped)
             pool.scored({key for key, at in last.items() if at is run})
         pool.scoring(0)
@@ -214,7 +216,7 @@ def _slots_taken(running: list[Run]) -> int:
 
 
 def _batched(run: Run) -> bool:
-    return run.batch if run.batch is not None else run.profile.batch
+    return run.send.batch
 
 
 def _score_in_lanes(
@@ -225,12 +227,12 @@ def _score_in_lanes(
     timings: Timings,
     lanes: int,
     spent: dict[str, float],
-    endpoints: Sequence[str] = (),
+    endpoints: Sequence[Endpoint] = (),
 ) -> None:
     """Score ``steps`` in up to ``lanes`` worker processes (see :func:`score_and_release`)."""
     pending = list(steps)
     running: dict[Future[RunSummary], tuple[Run, float, float | None]] = {}
-    sent_to: dict[Future[RunSummary], str | None] = {}
+    sent_to: dict[Future[RunSummary], Endpoint | None] = {}
     failure: BaseException | None = None
     with ProcessPoolExecutor(max_workers=lanes, mp_context=get_context("spawn")) as workers:
         while pending or running:
@@ -249,7 +251,7 @@ def _score_in_lanes(
                 endpoint = min(endpoints, key=busy.count) if endpoints else None
                 # lanes send to the same models with one key: each paces to its share
                 future = workers.submit(
-                    score_in_worker, str(config.path), run.name, ceiling, 1.0 / lanes, endpoint
+                    score_in_worker, config, run.name, ceiling, 1.0 / lanes, endpoint
                 )
                 running[future] = (run, timings.now(), ceiling)
                 sent_to[future] = endpoint
@@ -299,27 +301,28 @@ def _lane_ceiling(
     running ones reserved is taken off, and the rest is split over ``free_lanes`` (the
     lanes free now that have a run left to take)."""
     profile = run.profile
-    if profile.max_cost <= 0:
+    ceiling = profile.send.max_cost
+    if ceiling is None:
         return None
     reserved = sum(c or 0.0 for r, _, c in running if r.profile.name == profile.name)
-    left = max(0.0, profile.max_cost - spent.get(profile.name, 0.0) - reserved)
+    left = max(0.0, ceiling - spent.get(profile.name, 0.0) - reserved)
     return left / max(1, free_lanes)
 
 
 def score_in_worker(
-    runs_file: str,
+    config: Config,
     run_name: str,
     max_cost: float | None,
     limit_share: float = 1.0,
-    base_url: str | None = None,
+    endpoint: Endpoint | None = None,
 ) -> RunSummary:
-    """Score one run in a worker process (its lines are printed by the report), pacing to
-    ``limit_share`` of each model's rate limits, which the lanes share; ``base_url``: the
-    endpoint (None: ``OPENAI_BASE_URL``)."""
+    """Score one run of the parsed runs file ``config`` in a worker process (its lines are
+    printed by the report), pacing to ``limit_share`` of each model's rate limits, which
+    the lanes share; ``endpoint``: where to send (None: ``OPENAI_BASE_URL``)."""
     return score_run(
         run_name,
-        runs_file=runs_file,
-        base_url=base_url,
+        config=config,
+        endpoint=endpoint,
         max_cost=max_cost,
         progress=False,
         limit_share=limit_share,
@@ -338,7 +341,7 @@ def _close_step(
             why and how to resume).
     """
     resume = shlex.join(["judgepanel", "score", "--run", run.name, "--runs-file", str(config.path)])
-    ceilings = {label: ceiling, "max_total_cost": run.profile.max_total_cost or None}
+    ceilings = {label: ceiling, "max_total_cost": run.profile.send.max_total_cost}
     note = closing_note(summary, resume, ceilings)
     if summary.aborted or summary.stopped_by_budget:
         raise RunStopped(f"{run.name}: {note}")

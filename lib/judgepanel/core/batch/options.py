@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from judgepanel.core.batch.ingest import FaultHook
 from judgepanel.core.batch.lines import MAX_BYTES, MAX_LINES
+from judgepanel.core.client.options import ClientOptions
 from judgepanel.core.config import ConfigError
 
 
@@ -23,7 +24,7 @@ class BatchOptions:
             :data:`judgepanel.core.batch.ingest.FaultHook`); ``None`` outside tests.
     """
 
-    poll_s: float = 30.0
+    poll_s: float = ClientOptions.batch_poll  # the declared default
     wait: bool = True
     max_lines: int = MAX_LINES
     max_bytes: int = MAX_BYTES
@@ -42,3 +43,8 @@ class BatchOptions:
         """Call the fault hook, if any, at ``step``."""
         if self.fault is not None:
             self.fault(step)
+
+    @classmethod
+    def of(cls, options: ClientOptions) -> BatchOptions:
+        """How the send configuration ``options`` polls and waits."""
+        return cls(poll_s=options.batch_poll, wait=options.wait)

@@ -123,7 +123,7 @@ def run_batches(
             chunk of another plan.
     """
     options = options or ClientOptions()
-    batch = batch or BatchOptions()
+    batch = batch or BatchOptions.of(options)
     plan = _unique_plan(specs)
     missing = sorted({s.key.model for s in plan} - set(prices))
     if missing:

@@ -3,7 +3,6 @@ it reserved and sent, and its counts (the state :mod:`.submit` and :mod:`.pollin
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping, Sequence
 
@@ -16,7 +15,7 @@ from judgepanel.core.calls import CallSpec, key_digest
 from judgepanel.core.client.counts import CallCounts
 from judgepanel.core.client.options import ClientOptions
 from judgepanel.core.client.outcome import ClientError
-from judgepanel.core.client.secrets import BASE_URL_ENV, api_key_from_env
+from judgepanel.core.client.secrets import endpoint_key
 from judgepanel.core.config import Price
 from judgepanel.core.store import Store
 
@@ -45,12 +44,14 @@ class RunState:
         self.desc = desc
         self.custom_id = custom_id
         self.by_id: dict[str, CallSpec] = {custom_id(s.key): s for s in specs}
-        base_url = options.base_url or os.environ.get(BASE_URL_ENV) or None
+        base_url = options.endpoint.base_url
         self.endpoint = base_url or "the endpoint"
         # Control calls (upload, create, poll) are not billed: the SDK's own retries suit
         # them, and a provider's 429 on polling only slows the poll down.
         self.client = openai.OpenAI(
-            api_key=api_key_from_env(), base_url=base_url, timeout=max(options.timeout, 120.0)
+            api_key=endpoint_key(options.endpoint),
+            base_url=base_url,
+            timeout=max(options.timeout, 120.0),
         )
         self.store_id = self.book.store_id()
         prior = store.total_committed() if options.max_total_cost is not None else 0.0

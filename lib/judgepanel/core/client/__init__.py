@@ -3,13 +3,15 @@
 One module per job: :mod:`.secrets` (the key, scrubbing), :mod:`.body` (request bodies),
 :mod:`.transport` (the SDK and one HTTP attempt), :mod:`.answers` (choices, usage, one
 call's tally), :mod:`.pacing` (rate limits, headers, 429s, adaptive concurrency),
-:mod:`.runner` (the workers), :mod:`.entry` (:func:`run_calls`), and :mod:`.options`
-(:class:`ClientOptions`, the one configuration of all of them).
+:mod:`.runner` (the workers) and :mod:`.entry` (:func:`run_calls`). :class:`ClientOptions`,
+the one configuration of all of them, is declared in `judgepanel.core.sendconfig`, and the
+:class:`~judgepanel.core.endpoint.Endpoint` it sends to in `judgepanel.core.endpoint`.
 
 The SDK's own retries are switched off so that every attempt is ours: counted, shown in the
 progress line and billed in the store. Before a call is sent its reservation is written to
 the store, so a call in flight when the process dies is known afterwards. The API key comes
-from ``OPENAI_API_KEY`` only; every text kept from a response passes through :func:`scrub`.
+from the environment variable the endpoint names (``OPENAI_API_KEY`` unless told), read
+when a client opens; every text kept from a response passes through :func:`scrub`.
 """
 
 from judgepanel.core.client.answers import Choice, Usage, reask_seed
@@ -23,6 +25,7 @@ from judgepanel.core.client.secrets import (
     API_KEY_ENV,
     BASE_URL_ENV,
     api_key_from_env,
+    endpoint_key,
     scrub,
     scrub_value,
 )
@@ -45,6 +48,7 @@ __all__ = [
     "api_key_from_env",
     "cached_data_url",
     "encode_body",
+    "endpoint_key",
     "http_transport",
     "open_client",
     "pending_calls",

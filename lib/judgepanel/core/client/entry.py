@@ -11,7 +11,6 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import logging
-import os
 import sys
 import time
 from collections import deque
@@ -25,7 +24,7 @@ from judgepanel.core.calls import CallSpec, key_digest
 from judgepanel.core.client.options import ClientOptions
 from judgepanel.core.client.outcome import ClientError, RunSummary
 from judgepanel.core.client.runner import Runner, repetition_groups
-from judgepanel.core.client.secrets import BASE_URL_ENV, api_key_from_env
+from judgepanel.core.client.secrets import endpoint_key
 from judgepanel.core.client.transport import open_client
 from judgepanel.core.config import Price
 from judgepanel.core.store import Store
@@ -100,8 +99,9 @@ async def run_calls_async(
             )
         else:
             summary = await _send_all(
-                todo, store, api_key_from_env(), prices, options, len(plan), skipped, desc
-            )
+                todo, store, endpoint_key(options.endpoint), prices, options, len(plan),
+                skipped, desc,
+            )  # fmt: skip
         return dataclasses.replace(
             summary,
             elapsed=time.monotonic() - started,
@@ -120,7 +120,7 @@ async def _send_all(
     skipped: int,
     desc: str,
 ) -> RunSummary:
-    base_url = options.base_url or os.environ.get(BASE_URL_ENV) or None
+    base_url = options.endpoint.base_url
     options.retry_policy()  # a bad policy fails before anything is sent
     client = open_client(key, base_url, options.timeout)
     bar = (

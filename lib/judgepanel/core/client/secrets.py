@@ -12,9 +12,9 @@ import re
 from typing import Any
 
 from judgepanel.core.client.outcome import ClientError
+from judgepanel.core.endpoint import API_KEY_ENV, BASE_URL_ENV, SIMULATOR_TOKEN, Endpoint
 
-API_KEY_ENV = "OPENAI_API_KEY"
-BASE_URL_ENV = "OPENAI_BASE_URL"
+__all__ = ["API_KEY_ENV", "BASE_URL_ENV", "api_key_from_env", "endpoint_key", "scrub"]
 
 _TOKEN_PATTERNS = (
     re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),
@@ -46,13 +46,22 @@ def scrub_value(value: Any, secret: str | None = None) -> Any:
     return value
 
 
-def api_key_from_env() -> str:
-    """The API key from ``OPENAI_API_KEY``; a clear error (without any value) if unset."""
-    key = os.environ.get(API_KEY_ENV, "").strip()
+def api_key_from_env(name: str = API_KEY_ENV) -> str:
+    """The API key from the environment variable ``name``; a clear error (without any
+    value) if unset."""
+    key = os.environ.get(name, "").strip()
     if not key:
         raise ClientError(
-            f"{API_KEY_ENV} is not set. Export the endpoint's key in the environment "
+            f"{name} is not set. Export the endpoint's key in the environment "
             "(any non-empty value for the simulated server); it is never read from a file "
             "or a flag."
         )
     return key
+
+
+def endpoint_key(endpoint: Endpoint) -> str:
+    """The key to send ``endpoint``: read from its ``key_env`` now (a clear error when
+    unset), or the simulator's placeholder for a simulated server, which needs none."""
+    if endpoint.key_env is None:
+        return SIMULATOR_TOKEN
+    return api_key_from_env(endpoint.key_env)

@@ -10,10 +10,10 @@ estimator whose randomness is not pinned (``random_state=None`` or a generator) 
 parameters have no stable description is never memoised.
 
 The notebooks of one report run in separate kernels and fit some of the same combiners
-(03's trios again in 04, 02's arms among 04's baselines). With :data:`SHARED_DIR_ENV` set,
-each fit made is also written to that folder and read from it by the other kernels: the
-report sets it to a folder of its own, empty when it starts and removed when it ends, so
-no fit outlives the code and the machine that made it.
+(03's trios again in 04, 02's arms among 04's baselines). Once :func:`share_fits` names a
+folder, each fit made is also written to it and read from it by the other kernels: the
+report hands its kernels a folder of its own (their setup call passes it on), empty when it
+starts and removed when it ends, so no fit outlives the code and the machine that made it.
 """
 
 from __future__ import annotations
@@ -29,8 +29,14 @@ from judgepanel.stats.memo import ArrayMemo, digest
 FITS = ArrayMemo("out-of-fold fits", max_bytes=64 * 2**20)
 """The process's out-of-fold predictions (a few kB each)."""
 
-SHARED_DIR_ENV = "JUDGEPANEL_SHARED_FITS"
-"""The folder the kernels of one report share their fits in (unset: none is shared)."""
+_SHARED: list[Path] = []
+"""The folder this process shares its fits in with the other kernels of one report (empty:
+none is shared); set by :func:`share_fits`."""
+
+
+def share_fits(folder: str | Path | None) -> None:
+    """Share this process's fits in ``folder`` from now on (``None``: share none)."""
+    _SHARED[:] = [Path(folder)] if folder else []
 
 
 class Uncacheable(TypeError):
@@ -85,10 +91,9 @@ def fit_key(
 
 
 def _shared(key: str | None) -> Path | None:
-    folder = os.environ.get(SHARED_DIR_ENV)
-    if not folder or key is None or not FITS.enabled:
+    if not _SHARED or key is None or not FITS.enabled:
         return None
-    return Path(folder) / f"{key}.npy"
+    return _SHARED[0] / f"{key}.npy"
 
 
 def load_shared(key: str | None) -> np.ndarray | None:

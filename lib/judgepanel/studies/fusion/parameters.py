@@ -14,7 +14,8 @@ class FusionParameters(StudyParameters):
     """What the rubric-fusion notebooks read beyond the run's profile and datasets.
 
     Attributes:
-        score: 00 runs or resumes the scoring first (needs ``OPENAI_BASE_URL``).
+        score: 00 runs or resumes the scoring first (needs an endpoint: the report's, or
+            ``OPENAI_BASE_URL``).
         savings_images: 00's images sent two ways (one sample per request, n to a request)
             to measure what samples per request and a prompt cache save (simulated profiles
             only; 0 skips it).

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgepanel.core.batch import BatchOptions, run_batches
+from judgepanel.core.batch import run_batches
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client import ClientOptions, RunSummary, run_calls
 from judgepanel.core.config import ConfigError, Price, ScoringDesign
@@ -177,17 +177,15 @@ def send(
     store: Path,
     prices: dict[str, Price],
     options: ClientOptions,
-    batch: BatchOptions | None = None,
 ) -> RunSummary:
     """Send the planned calls the store lacks, online (see
-    :func:`judgepanel.core.client.run_calls`) or, with ``batch``, through the provider's
-    batch API (:func:`judgepanel.core.batch.run_batches`)."""
+    :func:`judgepanel.core.client.run_calls`) or, with ``options.batch``, through the
+    provider's batch API (:func:`judgepanel.core.batch.run_batches`)."""
     with Store(store) as db:
-        if batch is not None:
+        if options.batch:
             return run_batches(
-                specs, db, prices=prices, options=options, batch=batch, run="predict",
-                desc="predict",
-            )  # fmt: skip
+                specs, db, prices=prices, options=options, run="predict", desc="predict"
+            )
         return run_calls(specs, db, prices=prices, options=options, desc="predict")
 
 
