@@ -14,7 +14,7 @@ from test_trios import FAMILIES, synthetic_scores
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.report.glossary import unbracketed_jargon
 from judgepanel.stats.wording import prose_problems
-from judgepanel.studies.fusion import deploy, headroom, recipe, retest, robustness, trios
+from judgepanel.studies.fusion import ablation, deploy, headroom, recipe, retest, robustness, trios
 from judgepanel.studies.fusion.blocks import build_blocks
 from judgepanel.studies.fusion.compare import plain_arm, stack_datasets
 
@@ -270,18 +270,30 @@ def _baselines() -> pd.DataFrame:
                             "ci_high": 0.05,
                             "p": 0.9,
                             "q": 0.9,
+                            "best_family": "f1",
                         }
                     )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    # as compare_label_matched marks them: the comparisons Table 2 owns are 02's
+    owned = [
+        ablation.owned_claim_id("pre-declared", a, c, m)
+        for a, c, m in zip(table["arm"], table["comparator"], table["metric"], strict=True)
+    ]
+    return table.assign(
+        owner=[ablation.OWNER if o else "" for o in owned], owner_claim=[o or "" for o in owned]
+    )
 
 
 def test_label_matched_sentences_name_the_stand_in_files() -> None:
     table = _baselines()
     fused = robustness.describe_against_fused(table)
     assert fused.count("on a,") == 2 and reads_well(fused)
+    # the panel mean against H+P_gb is 02's: named, not worded again
+    assert "panel mean against the fused score (H+P_gb) is tested once, in 02's Table 2" in fused
     plain = robustness.describe_label_matched(table, {})
     assert "panel mean" not in plain  # an arm the sentence does not show
-    assert "the fused score (H+P_gb) ρ = 0.400" in plain and reads_well(plain)
+    assert "the fused score (H+P_gb) ρ = 0.400 (the fused score (H+P_gb) against the best" in plain
+    assert reads_well(plain)
     stand_in = robustness.describe_label_matched(table, {"a": ["imagestat-exposure"]})
     assert "stand-in script, not aesthetics models" in stand_in
     real = robustness.describe_label_matched(table, {"a": ["imagestat-x", "nima"]})

@@ -145,7 +145,7 @@ VERDICT_WORDS = re.compile(
     r"\b(beats|beat|falls below|fall below|no detectable difference|equivalent|no loss detected)\b"
 )
 COUNT_CLAUSE = re.compile(
-    r"\b(beats|falls below)\b[^.;()]{0,120}?\bin \d+ of \d+\b[^.;()]{0,60}?\bwith q < 0\.05"
+    r"\b(beats|falls below)\b[^.;()]{0,120}?\b(?:in|for) \d+ of \d+\b[^.;()]{0,60}?\bwith q < 0\.05"
 )
 ANY_LINK = re.compile(r'<a class="jp-claim(?:-ref)?"[^>]*>.*?</a>', re.S)
 

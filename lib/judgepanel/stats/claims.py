@@ -204,10 +204,11 @@ class Claim:
         """The estimate's spread over random choices, as a parenthesis ("" without one)."""
         if not self.spread_n:
             return ""
+        signed = lambda x: wording.number(x, signed=True)  # noqa: E731
         return (
             f" (over {self.spread_n} random fold partitions the same difference averages "
-            f"{self.spread_mean:+.3f}, 5th to 95th percentile {self.spread_p05:+.3f} to "
-            f"{self.spread_p95:+.3f}; the verdict is the fixed partition's)"
+            f"{signed(self.spread_mean)}, 5th to 95th percentile {signed(self.spread_p05)} to "
+            f"{signed(self.spread_p95)}; the verdict is the fixed partition's)"
         )
 
     def with_spread(self, values: Any) -> Claim:

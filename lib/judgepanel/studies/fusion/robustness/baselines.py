@@ -247,7 +247,7 @@ def describe_against_fused(
     to its rows with ``cite``."""
     rows = baselines[(baselines["metric"] == metric) & (baselines["comparator"] == "H+P_gb")]
     claims = {(c.dataset, c.a): c for c in baseline_claims(baselines) if c.metric == metric}
-    say = state or Claim.words
+    say = state or (lambda c: c.words(**claim_words([c])[c.id]))
     return (
         "Against the fused score (H+P_gb) itself, on the same folds (one-sided test for the arm "
         "being better, q within the comparator): "
