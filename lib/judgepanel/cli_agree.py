@@ -128,7 +128,7 @@ def agree_report(args: argparse.Namespace) -> dict[str, Any]:
             }
         else:
             entry["alt_test"] = {
-                "not_tested": res or inputs.reason,
+                "not_tested": res or "no rater ids",
                 "epsilon": args.epsilon,
                 "metric": args.metric,
                 "q": args.q,
