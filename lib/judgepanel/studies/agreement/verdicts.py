@@ -9,8 +9,8 @@ within epsilon", takes:
 * ``p``: that decisive q (the alt-test's own corrected p; NaN counts as 1, never rejected);
 * ``estimate``: epsilon - (rho_human - rho_judge) of the decisive annotator, the margin by
   which the judge stays inside the allowance (positive: inside);
-* the interval: that annotator's t interval of the same at level 1 - 2 alpha, whose lower
-  end is the one-sided 1 - alpha bound the alt-test's t-test uses;
+* the interval: that annotator's t interval of the same at level 1 - 2q, whose lower
+  end is the one-sided 1 - q bound the alt-test's t-test uses;
 * ``alternative`` ``greater``: the test only looks for a judge inside the allowance.
 
 The claims of all judges (families and the panel mean) form one declared family, corrected
