@@ -32,6 +32,7 @@ CASES = [
     ("test-vab", "05_vab"),
     ("test-visionq", "06_visionq"),
     ("test-logprob", "09_logprob"),
+    ("test-para", "10_agreement"),
 ]
 
 
@@ -196,6 +197,20 @@ def _check_09(tables: Path, markdown: str) -> None:
     assert "by construction" in markdown and "ember sent none" in markdown
 
 
+def _check_10(tables: Path, markdown: str) -> None:
+    card = pd.read_csv(tables / "judge_card.csv", keep_default_na=False)
+    assert list(card["judge"]) == ["aurora", "basalt", "cobalt", "dune", "ember"]
+    assert set(card["alt_test"]) <= {"passed", "not passed"}
+    alt = pd.read_csv(tables / "table_alt_test.csv").set_index("judge")
+    assert "panel mean" in alt.index and (alt["epsilon"] == 0.1).all()
+    assert (alt["metric"] == "neg_rmse").all() and (alt["mapping"] == "linear 1-10 -> 1-5").all()
+    assert (tables.parent / "figures" / "alt_test_advantage.png").exists()
+    assert markdown.index("ε = 0.1") < markdown.index("Against the human mean")  # ε first
+    assert 'class="jp-claim"' in markdown
+    index = (tables.parent.parent / "index.html").read_text(encoding="utf-8")
+    assert 'href="test-para/10_agreement.html"' in index and "Judge card" in index
+
+
 CHECKS = {
     "00_scoring": _check_00,
     "03_trio_sweep": _check_03,
@@ -203,6 +218,7 @@ CHECKS = {
     "05_vab": _check_05,
     "06_visionq": _check_06,
     "09_logprob": _check_09,
+    "10_agreement": _check_10,
 }
 
 

@@ -27,6 +27,7 @@ import yaml
 
 import judgepanel.studies  # noqa: F401  (registers each study's planner)
 from judgepanel import __version__
+from judgepanel.cli_agree import add_agree_parser, agree_command
 from judgepanel.cli_batch import add_batch_parser, batch_command
 from judgepanel.cli_data import add_data_parser, data_command
 from judgepanel.core.batch import BatchBook
@@ -194,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"judgepanel {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     add_data_parser(sub)
+    add_agree_parser(sub)
     sub.add_parser("sim-server", help="the simulated judge server (OpenAI protocol)")
     _add_score_parser(sub)
     _add_deploy_parsers(sub)
@@ -868,6 +870,7 @@ COMMANDS = {
     "verify": verify_command,
     "batch": batch_command,
     "data": data_command,
+    "agree": agree_command,
 }
 
 

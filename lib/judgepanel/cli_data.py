@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import describe_dataset, describe_lines, parse_dataset_spec
@@ -47,20 +49,32 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     describe.add_argument("--seed", type=int, default=0, help="seed of splits and resamples")
 
 
+def print_info(
+    compute: Callable[[], dict[str, Any]],
+    lines: Callable[[dict[str, Any]], list[str]],
+    as_json: bool,
+    errors: tuple[type[Exception], ...],
+) -> int:
+    """Print what ``compute`` returns as JSON or as ``lines``; on ``errors``, one line on
+    stderr and exit code 2 (the shared ending of ``data describe`` and ``agree``)."""
+    try:
+        info = compute()
+    except errors as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(json.dumps(info, indent=2) if as_json else "\n".join(lines(info)))
+    return 0
+
+
 def data_command(args: argparse.Namespace) -> int:
     """``judgepanel data describe``; exit 0, or 2 on bad input."""
-    try:
+
+    def compute() -> dict[str, Any]:
         kind, root = parse_dataset_spec(args.dataset)
         if args.splits < 1 or args.resamples < 1:
             raise ConfigError("--splits and --resamples must be at least 1")
-        info = describe_dataset(
+        return describe_dataset(
             kind, root, n_splits=args.splits, n_resamples=args.resamples, seed=args.seed
         )
-    except (ConfigError, DatasetError, OSError) as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if args.json:
-        print(json.dumps(info, indent=2))
-    else:
-        print("\n".join(describe_lines(info)))
-    return 0
+
+    return print_info(compute, describe_lines, args.json, (ConfigError, DatasetError, OSError))

@@ -99,6 +99,12 @@ GLOSSARY: tuple[Term, ...] = (
          "discovery rate)."),
     Term("no detectable difference", "the interval includes zero, or q is not below 0.05: the "
          "data do not show a difference, which is not evidence that there is none."),
+    Term("alternative annotator test", "could a judge replace one of the people? Each person is "
+         "left out in turn; the judge passes when, for at least half of them, it represents the "
+         "others about as well as they do, allowing it ε (fixed before looking) for being "
+         "cheap."),
+    Term("advantage probability", "how often a judge represents the other people at least "
+         "as well as a left-out person does, averaged over the people."),
     Term("tied", "no test on the page separates the two; neither is called the best."),
     Term("points", "percentage points: the difference between two percentages."),
     Term("–", "in a table: no value, for example too few items to compute it."),

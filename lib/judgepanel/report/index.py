@@ -23,9 +23,12 @@ from judgepanel.report.jsonfile import update_json
 from judgepanel.report.page import static_text
 from judgepanel.report.provenance import read_provenance
 from judgepanel.stats import wording
+from judgepanel.studies.agreement.card import read_card
 
 OUTCOMES_FILE = "notebooks.json"
 HEADLINES_FILE = "headlines.json"
+AGREEMENT_PAGE = "10_agreement"
+"""The page whose judge card (``tables/judge_card.csv``) the index shows per run."""
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("judgepanel.report", "templates"),
@@ -128,6 +131,8 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
                 "simulated": run.profile.simulated,
                 "provenance": read_provenance(run_dir),
                 "tables": _files(run_dir, "tables", "*.csv"),
+                "card": read_card(run_dir),
+                "card_href": f"{run.name}/{AGREEMENT_PAGE}.html",
                 "figures": _files(run_dir, "figures", "*.png"),
                 "explorers": [
                     f"explorer/{p.name}"

@@ -92,6 +92,7 @@ TYPICAL_SECONDS = {
     "05_vab": 46.0,
     "06_visionq": 24.0,
     "07_temperature": 17.0,
+    "10_agreement": 20.0,
 }
 """Seconds each notebook took in a fresh-clone demo report (``bench/bench_report.py``); when
 no earlier report left its own timings, they rank the chains of jobs (the longest starts

@@ -1,4 +1,4 @@
-"""The parameters of the rubric-fusion notebooks (00-04, 07 and 08), with their defaults."""
+"""The parameters of the rubric-fusion notebooks (00-04, 07, 08 and 10), with their defaults."""
 
 from __future__ import annotations
 
@@ -50,6 +50,12 @@ class FusionParameters(StudyParameters):
             expected score loses at most ``logprob_margin`` in ρ.
         logprob_margin: the loss in ρ the recipe accepts for the cheaper design, stated
             before the comparison (the lower end of the 95% interval must lie above −it).
+        agree_epsilon: 10's alternative annotator test allowance, fixed before any result
+            (0.1: the authors' value for crowd annotators, as EVA's and PARA's are).
+        agree_metric: 10's alignment function of the alt-test (``neg_rmse``, ``abs``,
+            ``accuracy``).
+        agree_q: 10's false discovery rate of the alt-test's corrections.
+        agree_min_items: 10's images an annotator needs to be tested (the authors' 30).
     """
 
     score: bool = True
@@ -75,3 +81,7 @@ class FusionParameters(StudyParameters):
     sampled_dataset: str | None = None
     logprob_datasets: dict[str, str] = Field(default_factory=dict)
     logprob_margin: float = Field(0.02, gt=0.0, lt=1.0)
+    agree_epsilon: float = Field(0.1, ge=0.0, lt=1.0)
+    agree_metric: Literal["neg_rmse", "abs", "accuracy"] = "neg_rmse"
+    agree_q: float = Field(0.05, gt=0.0, lt=1.0)
+    agree_min_items: int = Field(30, ge=2)

@@ -1,0 +1,46 @@
+"""Judges against people, against themselves, and people against each other (issue 44).
+
+For one rated dataset of a run: each judge family's agreement with the human mean after a
+named scale map, its repeatability over its k holistic repetitions, the people's own
+reliability, the alternative annotator test per judge and for the panel mean, and the
+panel's effective number of judges. Every number comes from :mod:`judgepanel.stats`
+(reliability, agreement, alt_test, panel_size); this package only lays out the data and
+the tables. ``judgepanel agree`` and notebook 10 both start here.
+"""
+
+from judgepanel.studies.agreement.card import CARD_FILE, CARD_TABLE, card_rows, read_card
+from judgepanel.studies.agreement.data import (
+    PANEL,
+    AgreementData,
+    agreement_data,
+    load_agreement,
+)
+from judgepanel.studies.agreement.measures import (
+    alt_table,
+    alt_tests,
+    human_reliability,
+    judges_vs_humans,
+    panel_effective_size,
+    repeatability,
+)
+from judgepanel.studies.agreement.verdicts import ALT_FAMILY, alt_claims, alt_family
+
+__all__ = [
+    "ALT_FAMILY",
+    "CARD_FILE",
+    "CARD_TABLE",
+    "PANEL",
+    "AgreementData",
+    "agreement_data",
+    "alt_claims",
+    "alt_family",
+    "alt_table",
+    "alt_tests",
+    "card_rows",
+    "human_reliability",
+    "judges_vs_humans",
+    "load_agreement",
+    "panel_effective_size",
+    "read_card",
+    "repeatability",
+]

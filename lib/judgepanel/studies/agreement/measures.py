@@ -1,0 +1,217 @@
+"""The agreement study's tables, each computed once by :mod:`judgepanel.stats`.
+
+* :func:`judges_vs_humans`: per family, QWK, Krippendorff's alpha (interval), Spearman and
+  mean bias against the human mean (``judge_agreement``), after the data's linear map;
+* :func:`repeatability`: per family, alpha (interval) over its k holistic repetitions as
+  raters, and the one-way ICC(1,1) of the same (repetitions are exchangeable);
+* :func:`human_reliability`: the people's alpha over all raters, and the ICCs of the
+  largest block of raters who rated the same images (the ANOVA needs complete cases);
+* :func:`alt_tests`: the alternative annotator test per family and for the panel mean;
+* :func:`panel_effective_size`: the effective number of judges of the families' errors.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from scipy import stats
+
+from judgepanel.stats.agreement import judge_agreement
+from judgepanel.stats.alt_test import AltTestResult, alt_test
+from judgepanel.stats.panel_size import PanelSize, panel_size
+from judgepanel.stats.ratings import ITEM, RATER, SCORE
+from judgepanel.stats.reliability import alpha_interval, icc_table
+from judgepanel.studies.agreement.data import PANEL, AgreementData
+
+METRICS = ("qwk", "alpha_interval", "spearman", "bias")
+"""What :func:`judges_vs_humans` keeps of ``judge_agreement``'s rows."""
+
+
+def _people(data: AgreementData) -> pd.DataFrame:
+    return data.humans if data.humans is not None else data.means
+
+
+def judges_vs_humans(
+    data: AgreementData, *, n_resamples: int = 10_000, seed: int = 0
+) -> pd.DataFrame:
+    """One row per family and metric (QWK, alpha, Spearman, bias) against the human mean."""
+    means = data.judge_means()
+    frames = []
+    for family in data.families:
+        own = means[means[RATER] == family][[ITEM, SCORE]]
+        rows = judge_agreement(
+            own,
+            _people(data),
+            scale=data.scale,
+            mapping=data.mapping,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        frames.append(rows[rows["metric"].isin(METRICS)].assign(family=family))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["family", *[c for c in out.columns if c != "family"]]]
+
+
+def repeatability(data: AgreementData, *, n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
+    """Per family: alpha over its repetitions (with interval) and ICC(1,1) beside it."""
+    rows = []
+    for family in data.families:
+        own = data.repetitions[data.repetitions["family"] == family]
+        tidy = own.rename(columns={"repetition": RATER})[[ITEM, RATER, SCORE]]
+        k = int(tidy[RATER].nunique())
+        row = {"family": family, "k": k}
+        if k < 2:
+            rows.append({**row, "note": "one repetition: nothing to repeat"})
+            continue
+        alpha = alpha_interval(tidy, "interval", n_resamples=n_resamples, seed=seed)
+        icc = icc_table(tidy).set_index("type").loc["ICC(1,1)"]
+        rows.append(
+            {
+                **row,
+                "alpha": alpha.estimate,
+                "alpha_ci_low": alpha.ci_low,
+                "alpha_ci_high": alpha.ci_high,
+                "icc_1_1": float(icc["estimate"]),
+                "icc_ci_low": float(icc["ci_low"]),
+                "icc_ci_high": float(icc["ci_high"]),
+                "n_images": alpha.n_items,
+                "note": "the k repetitions as raters, rubric scale",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def complete_block(humans: pd.DataFrame) -> pd.DataFrame:
+    """The ratings of the largest block of raters who all rated the same images.
+
+    Raters are grouped by the set of images they rated; the group with the most ratings
+    (raters x images, at least 2 of each) is kept. Empty when no two raters share images.
+    """
+    sets = humans.groupby(RATER)[ITEM].apply(lambda s: tuple(sorted(s)))
+    groups = sets.groupby(sets).apply(lambda s: list(s.index))
+    best: list = []
+    best_size = 0
+    for images, raters in groups.items():
+        size = len(images) * len(raters)
+        if len(images) >= 2 and len(raters) >= 2 and size > best_size:
+            best, best_size = raters, size
+    return humans[humans[RATER].isin(best)]
+
+
+def human_reliability(
+    data: AgreementData, *, n_resamples: int = 10_000, seed: int = 0
+) -> pd.DataFrame:
+    """The people's alpha over every rater, and the ICCs of the largest complete block.
+
+    Returns an empty frame when the release has no rater ids (``data.reason`` says why).
+    """
+    if data.humans is None:
+        return pd.DataFrame()
+    alpha = alpha_interval(data.humans, "interval", n_resamples=n_resamples, seed=seed)
+    rows = [
+        {
+            "measure": "alpha_interval",
+            "estimate": alpha.estimate,
+            "ci_low": alpha.ci_low,
+            "ci_high": alpha.ci_high,
+            "n_images": alpha.n_items,
+            "n_raters": alpha.n_raters,
+            "note": f"every rater; percentile bootstrap over images, B={n_resamples}",
+        }
+    ]
+    block = complete_block(data.humans)
+    if block.empty:
+        return pd.DataFrame(rows)
+    for r in icc_table(block).itertuples():
+        if r.type in ("ICC(2,1)", "ICC(2,k)"):
+            rows.append(
+                {
+                    "measure": r.type,
+                    "estimate": r.estimate,
+                    "ci_low": r.ci_low,
+                    "ci_high": r.ci_high,
+                    "n_images": r.n_items,
+                    "n_raters": r.n_raters,
+                    "note": f"{r.description}; the largest block of raters sharing their images",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def alt_tests(
+    data: AgreementData,
+    *,
+    epsilon: float,
+    metric: str = "neg_rmse",
+    q: float = 0.05,
+    min_items: int = 30,
+) -> dict[str, AltTestResult | str]:
+    """The alternative annotator test of each family and of the panel mean.
+
+    A judge the test cannot run on (no annotator with ``min_items`` usable images) gets
+    the reason as a string instead of a result. Empty without rater ids.
+    """
+    if data.humans is None:
+        return {}
+    means = data.judge_means()
+    judges = {f: means[means[RATER] == f].set_index(ITEM)[SCORE] for f in data.families}
+    judges[PANEL] = data.panel_mean()
+    scale = data.scale if metric == "accuracy" else None
+    out: dict[str, AltTestResult | str] = {}
+    for name, scores in judges.items():
+        try:
+            out[name] = alt_test(
+                data.humans,
+                scores,
+                epsilon=epsilon,
+                metric=metric,
+                q=q,
+                mapping=data.mapping,
+                scale=scale,
+                min_items_per_annotator=min_items,
+            )
+        except ValueError as exc:
+            out[name] = str(exc)
+    return out
+
+
+def advantage_interval(result: AltTestResult, confidence: float = 0.95) -> tuple[float, float]:
+    """A normal interval of the advantage probability over images, the annotators held fixed.
+
+    Each annotator's rho_judge is a share of their n_j images, of variance rho (1 - rho) /
+    n_j; the mean over m annotators has the mean of those over m. Clipped to [0, 1]. (An
+    interval over annotators would need many more of them than a release of a few dozen
+    raters gives the test.)
+    """
+    table = result.per_annotator
+    rho = table["rho_judge"].to_numpy(dtype=float)
+    var = (rho * (1 - rho) / table["n_items"].to_numpy(dtype=float)).sum() / rho.size**2
+    half = stats.norm.ppf(0.5 + confidence / 2) * math.sqrt(var)
+    return max(0.0, float(rho.mean() - half)), min(1.0, float(rho.mean() + half))
+
+
+def alt_table(results: dict[str, AltTestResult | str]) -> pd.DataFrame:
+    """One row per judge of :func:`alt_tests`, the advantage probability's interval
+    (:func:`advantage_interval`) beside it (a judge not tested says why in ``note``)."""
+    rows = []
+    for name, res in results.items():
+        if isinstance(res, str):
+            rows.append({"judge": name, "note": res})
+        else:
+            low, high = advantage_interval(res)
+            rows.append({**res.as_row(judge=name), "adv_ci_low": low, "adv_ci_high": high})
+    return pd.DataFrame(rows)
+
+
+def panel_effective_size(
+    data: AgreementData, *, n_resamples: int = 10_000, seed: int = 0
+) -> PanelSize:
+    """The effective number of judges of the families' errors against the human mean."""
+    return panel_size(
+        data.judge_means(),
+        _people(data),
+        mapping=data.mapping,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
