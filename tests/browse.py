@@ -98,7 +98,8 @@ def inspect(browser, path: Path, screens: Path | None = None) -> PageReport:
     for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))"):
         target = _link_target(path, href)
         if href.startswith("#") and len(href) > 1:
-            if page.query_selector(f"[id='{href[1:]}']") is None:
+            found = "ids => ids.some(id => document.getElementById(id) !== null)"
+            if not page.evaluate(found, [href[1:], unquote(href[1:])]):
                 report.broken_links.append(href)
         elif target is not None and not target.exists():
             report.broken_links.append(href)

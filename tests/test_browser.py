@@ -48,7 +48,7 @@ def test_every_page_reads_well_offline(
     pages = pages_of(small_report)
     explorers = [p for p in pages if p.parent.name == "explorer"]
     notebooks = [p for p in pages if p.parent.name.startswith("test-")]
-    assert len(notebooks) == 12 and explorers, [p.name for p in pages]
+    assert len(notebooks) == 14 and explorers, [p.name for p in pages]
     screens = tmp_path / "_screens"  # the shared report is only read
     for path in pages:
         r = inspect(browser, path, screens)
