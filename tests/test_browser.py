@@ -7,6 +7,7 @@ Chromium is a failure, because `.ci/run` installs it.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,10 @@ def test_every_page_reads_well_offline(
         assert str(small_project.root) not in html, path.name
     index = (small_report / "index.html").read_text(encoding="utf-8")
     assert str(small_project.root) not in index
+    # the index answers first: one small figure per page that draws one, each a real file
+    thumbs = re.findall(r'<img class="jp-thumb" src="([^"]+)"', index)
+    assert len(thumbs) == len(notebooks), (len(thumbs), len(notebooks))
+    assert all((small_report / t).is_file() for t in thumbs), thumbs
     assert len(list(screens.glob("*.png"))) == len(pages)
 
 

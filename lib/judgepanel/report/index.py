@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,18 @@ def _files(run_dir: Path, folder: str, pattern: str) -> list[str]:
     return [f"{run_dir.name}/{folder}/{p.name}" for p in sorted(base.glob(pattern))]
 
 
+_FIGURE = re.compile(r"\b(figures/[\w.+-]+\.png)")
+
+
+def lead_figure(page: Path | None) -> str | None:
+    """The first figure a notebook's page shows (``figures/<name>.png``, relative to its run
+    folder), which the index shows small beside the notebook; None for a page without one."""
+    if page is None or not page.exists():
+        return None
+    m = _FIGURE.search(page.read_text(encoding="utf-8"))
+    return m.group(1) if m and (page.parent / m.group(1)).exists() else None
+
+
 def write_index(outputs: Path, results: list[NotebookResult], config: Config) -> Path:
     """Write ``outputs/index.html``: every executed notebook with its headline numbers.
 
@@ -143,6 +156,11 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
                     {
                         "name": r.notebook,
                         "href": f"{run.name}/{r.html.name}" if r.html else None,
+                        "figure": (
+                            f"{run.name}/{fig}"
+                            if (fig := lead_figure(run_dir / r.html.name if r.html else None))
+                            else None
+                        ),
                         "ok": r.ok,
                         "seconds": r.seconds,
                         "error": r.error,
