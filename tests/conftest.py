@@ -33,6 +33,25 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[KEY_ENV] = source_key()
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Fail a grouped test that ``--dist loadgroup`` could not group.
+
+    Under loadgroup each worker names a grouped test ``<id>@<group>`` and the controller
+    sends a group to one worker. A pytest that does not let pytest-xdist rename its tests
+    (9.2 with xdist 3.8) splits the groups silently, and the tests that share
+    ``outputs/interactive/`` then delete each other's tables from two workers at once.
+    """
+    if getattr(item.config.option, "loadgroup", False) and "@" not in item.nodeid:
+        group = item.get_closest_marker("xdist_group")
+        if group is not None:
+            pytest.fail(
+                f"--dist loadgroup did not keep this test in its group {group.args[0]!r}: this "
+                "pytest does not let pytest-xdist add the group to a test's id; install the "
+                "pytest pinned in pyproject.toml",
+                pytrace=False,
+            )
+
+
 @pytest.fixture(scope="session")
 def sim_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimProcess]:
     """A simulated judge server without injected faults; ``.base_url`` ends in ``/v1``."""
