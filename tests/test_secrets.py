@@ -41,6 +41,15 @@ def test_missing_key_message_names_the_variable_only(monkeypatch: pytest.MonkeyP
         api_key_from_env()
 
 
+def test_a_key_read_from_another_variable_is_scrubbed_too(monkeypatch) -> None:
+    # A key with no "sk-" shape, read through an endpoint's own variable.
+    plain = "gateway-4c1d9e7a0b2f"
+    monkeypatch.setenv("GATEWAY_TOKEN", plain)
+    assert plain in scrub(f"rejected: {plain}")  # not yet known as a key
+    assert api_key_from_env("GATEWAY_TOKEN") == plain
+    assert scrub(f"rejected: {plain}") == "rejected: [redacted]"
+
+
 @pytest.mark.timeout(240)
 def test_key_appears_nowhere(sim_server_factory, tmp_path: Path, monkeypatch, capsys) -> None:
     from test_scoring_cli import write_eva, write_runs_file

@@ -35,7 +35,7 @@ from judgepanel.core.client import ClientError, scrub
 from judgepanel.core.config import Config, ConfigError, load_config
 from judgepanel.core.coverage import describe_mix
 from judgepanel.core.describe import parse_dataset_spec
-from judgepanel.core.errors import RunStopped
+from judgepanel.core.errors import JudgepanelError, RunStopped
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.core.preflight import preflight
 from judgepanel.core.scoring import closing_note, dry_run, score_settings
@@ -878,10 +878,14 @@ def _quiet_on_closed_pipe(
     command: Callable[[argparse.Namespace], int], args: argparse.Namespace
 ) -> int:
     """Run ``command``; when the reader of its output leaves early (``status | head``),
-    end with exit 1 and no traceback, as Python's documentation advises for pipes."""
+    end with exit 1 and no traceback, as Python's documentation advises for pipes. A
+    library error no command catches itself ends the same way, as its message alone."""
     try:
         code = command(args)
         sys.stdout.flush()  # a closed pipe shows here rather than at interpreter exit
+    except JudgepanelError as exc:
+        print(f"error: {scrub(str(exc))}", file=sys.stderr)
+        return EXIT_ERROR
     except BrokenPipeError:
         # What is still buffered goes nowhere instead of failing again at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from judgepanel.core.errors import JudgepanelError
+
 Message = dict[str, Any]
 
 KEY_FIELDS: tuple[str, ...] = (
@@ -68,7 +70,7 @@ class CallKey:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-class AnswerError(ValueError):
+class AnswerError(JudgepanelError, ValueError):
     """A judge's answer could not be read; the message is the recorded reason."""
 
 

@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgepanel.core.errors import JudgepanelError
 from judgepanel.datasets.attribute import Attribute
 
 N_SHOWN = 5
 """How many offending rows or ids an error message lists."""
 
 
-class DatasetError(ValueError):
+class DatasetError(JudgepanelError, ValueError):
     """A dataset file is missing, malformed or inconsistent; the message says where."""
 
 

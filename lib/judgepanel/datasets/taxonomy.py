@@ -16,13 +16,15 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from judgepanel.core.errors import JudgepanelError
+
 N_AXES = 6
 N_LEAVES = 51
 REFERENCE_GROUPS: tuple[str, ...] = ("Source Preservation", "Target Fidelity")
 GROUPED_AXIS = "Reference Fidelity"
 
 
-class TaxonomyError(ValueError):
+class TaxonomyError(JudgepanelError, ValueError):
     """The taxonomy file is malformed; the message names the file and the entry."""
 
 

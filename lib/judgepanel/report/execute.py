@@ -26,6 +26,7 @@ import yaml
 import judgepanel.studies  # noqa: F401  (each study registers its planner and parameters)
 from judgepanel.core.config import Config, ConfigError, Run, load_config
 from judgepanel.core.endpoint import SIMULATOR, Endpoint
+from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.parameters import parameter_model, resolve_parameters
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.report.explorer import EXPLORER_DIR, build_explorer
@@ -319,7 +320,7 @@ def quick_runs_file(config: Config, outputs: Path) -> Path:
     return path
 
 
-class ReportError(ValueError):
+class ReportError(JudgepanelError, ValueError):
     """A report request that cannot run as asked (unknown run, mismatch, empty selection)."""
 
 

@@ -24,6 +24,7 @@ from judgepanel.core.client.answers import reask_seed
 from judgepanel.core.client.counts import CallCounts
 from judgepanel.core.client.entry import pending_calls
 from judgepanel.core.config import Price
+from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.store import Store
 
 
@@ -94,7 +95,7 @@ class Imported:
     notes: tuple[str, ...]
 
 
-class OfflineImportError(ValueError):
+class OfflineImportError(JudgepanelError, ValueError):
     """An output file that cannot be imported; the message names its lines."""
 
 

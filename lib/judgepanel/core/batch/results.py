@@ -27,6 +27,7 @@ from judgepanel.core.calls import AnswerError, CallSpec
 from judgepanel.core.client.answers import Choice, Tally, read_choices, read_usage, short
 from judgepanel.core.client.secrets import scrub
 from judgepanel.core.config import Price
+from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.retry import RETRYABLE_STATUS
 from judgepanel.core.store import CallResult
 
@@ -34,7 +35,7 @@ ASKED_AGAIN = " (asked again in a later batch)"
 """Ends the reason of an unreadable batch answer whose call is asked again."""
 
 
-class ResultFileError(ValueError):
+class ResultFileError(JudgepanelError, ValueError):
     """A result file holds a line that cannot be read or matched; the message names it."""
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from judgepanel.core.errors import JudgepanelError
 
-class ClientError(RuntimeError):
+
+class ClientError(JudgepanelError, RuntimeError):
     """The client cannot start (no key, no price for a model, a bad plan)."""
 
 

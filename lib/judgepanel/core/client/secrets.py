@@ -22,11 +22,17 @@ _TOKEN_PATTERNS = (
 )
 
 
+_KEY_VARIABLES: set[str] = {API_KEY_ENV}
+"""The variables a key was read from in this process: :func:`scrub` hides their values."""
+
+
 def scrub(text: str, secret: str | None = None) -> str:
-    """``text`` with the API key (and anything shaped like a key or bearer token) removed."""
-    secret = secret if secret is not None else os.environ.get(API_KEY_ENV)
-    if secret and len(secret) >= 4:
-        text = text.replace(secret, "[redacted]")
+    """``text`` with the API key (and anything shaped like a key or bearer token) removed:
+    ``secret`` when given, else the value of every variable a key was read from."""
+    secrets = [secret] if secret is not None else [os.environ.get(v) for v in _KEY_VARIABLES]
+    for value in secrets:
+        if value and len(value) >= 4:
+            text = text.replace(value, "[redacted]")
     if "sk-" in text:
         text = _TOKEN_PATTERNS[0].sub("[redacted]", text)
     if "bearer" in text.lower():  # what the second pattern needs to match at all
@@ -49,6 +55,7 @@ def scrub_value(value: Any, secret: str | None = None) -> Any:
 def api_key_from_env(name: str = API_KEY_ENV) -> str:
     """The API key from the environment variable ``name``; a clear error (without any
     value) if unset."""
+    _KEY_VARIABLES.add(name)
     key = os.environ.get(name, "").strip()
     if not key:
         raise ClientError(

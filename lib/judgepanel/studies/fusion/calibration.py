@@ -38,6 +38,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.stats import norm
 
+from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import (
     bootstrap_arms,
@@ -64,7 +65,7 @@ TESTS: dict[str, str] = {
 """The arms compared with the best single model, and how the report names each test."""
 
 
-class PoolError(ValueError):
+class PoolError(JudgepanelError, ValueError):
     """The calibration pool is missing or does not say what the study needs.
 
     In a notebook it shows as its one-line message (IPython's ``_render_traceback_``): the

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import paired_bootstrap, spearman, wording
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
@@ -26,7 +27,7 @@ from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 GRID_LEVELS: tuple[str, ...] = ("low", "base", "high")
 
 
-class RuleError(ValueError):
+class RuleError(JudgepanelError, ValueError):
     """A rule file is missing a field or holds a value the study cannot use."""
 
 

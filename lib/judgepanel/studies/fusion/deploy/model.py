@@ -18,13 +18,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from judgepanel.core.errors import JudgepanelError
+
 FORMAT = "judgepanel-deployed-scorer"
 VERSION = 1
 META_KEY = "meta_json"
 ZIP_MAGIC = b"PK\x03\x04"
 
 
-class ModelFileError(ValueError):
+class ModelFileError(JudgepanelError, ValueError):
     """A model file that cannot be loaded safely, or is not a deployed scorer."""
 
 

@@ -25,6 +25,7 @@ from judgepanel.core.batch import run_batches
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client import ClientOptions, RunSummary, run_calls
 from judgepanel.core.config import ConfigError, Price, ScoringDesign
+from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.frames import read_calls, score_table
 from judgepanel.core.prompts import load_rubric
 from judgepanel.core.scoring import estimate_plan
@@ -41,7 +42,7 @@ from judgepanel.studies.fusion.deploy.shift import shift_table
 SOURCE_KINDS: tuple[str, ...] = (FOLDER_KIND, *IMAGE_KINDS)
 
 
-class ModelMismatch(ValueError):
+class ModelMismatch(JudgepanelError, ValueError):
     """The model was fitted on answers to other prompts, another rubric or other models."""
 
 
