@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from judgepanel.core.client import API_KEY_ENV, BASE_URL_ENV, scrub
+from judgepanel.core.client import BASE_URL_ENV, scrub
 from judgepanel.core.config import Config, DatasetRef, Profile
+from judgepanel.core.endpoint import SIMULATOR_TOKEN, Endpoint
 from judgepanel.datasets import DatasetError, load_dataset, load_vab
 from judgepanel.datasets.visionq import load_questions
 
@@ -45,20 +46,23 @@ def check_dataset(ref: DatasetRef) -> Finding:
     return Finding(what, True, f"{n:,} items read from {ref.root.name}")
 
 
-def check_key() -> Finding:
-    """The key is set in the environment (its value is never shown)."""
-    ok = bool(os.environ.get(API_KEY_ENV, "").strip())
-    detail = "set in the environment" if ok else f"{API_KEY_ENV} is not set"
-    return Finding(API_KEY_ENV, ok, detail)
+def check_key(endpoint: Endpoint) -> Finding:
+    """The endpoint's key is set in its variable (its value is never shown)."""
+    if endpoint.key_env is None:
+        return Finding("key", True, "a simulated server needs none")
+    ok = bool(os.environ.get(endpoint.key_env, "").strip())
+    detail = "set in the environment" if ok else f"{endpoint.key_env} is not set"
+    return Finding(endpoint.key_env, ok, detail)
 
 
-def check_models(profile: Profile, base_url: str | None, timeout: float = 20.0) -> list[Finding]:
+def check_models(profile: Profile, endpoint: Endpoint, timeout: float = 20.0) -> list[Finding]:
     """Each family's model id is listed by the endpoint's ``/v1/models``."""
-    key = os.environ.get(API_KEY_ENV, "").strip()
+    base_url = endpoint.base_url
     if not base_url:
         return [Finding("endpoint", False, f"{BASE_URL_ENV} is not set")]
+    key = os.environ.get(endpoint.key_env, "").strip() if endpoint.key_env else SIMULATOR_TOKEN
     if not key:
-        return [Finding("endpoint", False, f"cannot list models without {API_KEY_ENV}")]
+        return [Finding("endpoint", False, f"cannot list models without {endpoint.key_env}")]
     import openai  # only a check that talks to the endpoint needs the SDK
 
     try:
@@ -74,8 +78,12 @@ def check_models(profile: Profile, base_url: str | None, timeout: float = 20.0) 
     return found
 
 
-def preflight(config: Config, profile: str, runs: tuple[str, ...] = ()) -> list[Finding]:
-    """Every check of a profile (or of some of its runs' datasets), in the order they matter."""
+def preflight(
+    config: Config, profile: str, runs: tuple[str, ...] = (), endpoint: Endpoint | None = None
+) -> list[Finding]:
+    """Every check of a profile (or of some of its runs' datasets), in the order they matter,
+    against ``endpoint`` (default: the one ``OPENAI_BASE_URL`` names)."""
+    endpoint = endpoint or Endpoint.from_environment()
     prof = config.profile(profile)
     names = (
         list(dict.fromkeys(d for r in runs for d in config.run(r).datasets))
@@ -83,6 +91,6 @@ def preflight(config: Config, profile: str, runs: tuple[str, ...] = ()) -> list[
         else list(prof.datasets)
     )
     found = [check_dataset(prof.dataset(n)) for n in names]
-    found.append(check_key())
-    found += check_models(prof, os.environ.get(BASE_URL_ENV))
+    found.append(check_key(endpoint))
+    found += check_models(prof, endpoint)
     return found
