@@ -141,3 +141,23 @@ def test_ratings_without_shared_signal_have_no_ceiling_and_say_why(tmp_path, cap
     info = json.loads(out)
     assert code == 0 and info["ceiling_method"] == "per_rater_split_half"
     assert info["ceiling"] is None and "do not correlate positively" in info["ceiling_reason"]
+
+
+def test_describe_with_the_seed_rubric_maps_its_dimensions(tmp_path, capsys):
+    from judgepanel.core.paths import project_root
+
+    root = write_generic(tmp_path / "photos")
+    rubric = str(project_root() / "rubric")
+    argv = ["data", "describe", "--dataset", f"ratings:{root}", "--rubric", rubric]
+    assert main([*argv, "--splits", "10", "--resamples", "20", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    by = {m["dimension"]: m for m in info["mapping"]}
+    assert list(by) == ["quality", "composition", "colour", "distinctiveness", "emotion"]
+    assert (by["quality"]["attribute"], by["composition"]["attribute"]) == ("sharpness", "clutter")
+    assert by["colour"]["column"] is None and by["colour"]["ceiling_reason"] == (
+        "no attribute validates it"
+    )
+    assert main(["data", "describe", "--dataset", f"ratings:{root}", "--rubric", "nowhere"]) == (
+        EXIT_BAD_INPUT
+    )
+    assert "--rubric nowhere: no such file or folder" in capsys.readouterr().err

@@ -16,10 +16,10 @@ import pytest
 import yaml
 from release_files import CARD, generic_ratings, touch_images, write_generic
 
+from judgepanel.core.describe import describe_dataset, describe_lines
 from judgepanel.core.paths import project_root
-from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.datasets import Dataset, DatasetError, load_dataset, load_ratings
-from judgepanel.datasets.card import RUBRIC_DIMENSIONS
+from judgepanel.datasets.mapping import rubric_mapping
 
 
 def _error(root: Path) -> str:
@@ -116,8 +116,82 @@ def test_a_sample_keeps_the_votes_and_summaries_of_its_images(tmp_path):
     assert some.attributes == ds.attributes and some.citation == ds.citation
 
 
-def test_the_card_dimensions_are_the_rubric_dimensions():
-    assert RUBRIC_DIMENSIONS == DIMENSIONS
+# --- any rubric, no overall rating -----------------------------------------------------------
+
+LESIONS = {
+    "name": "tiny-lesions",
+    "images": "images",
+    "attributes": {
+        "asymmetry": {"range": [0, 2], "higher": "better", "dimension": "asymmetry"},
+        "colours": {"range": [1, 6], "higher": "better", "dimension": "colour_count"},
+        "notes": {"range": [1, 5], "higher": "better"},
+    },
+}
+
+
+def _lesions(n_images: int = 12, n_raters: int = 6, seed: int = 3) -> pd.DataFrame:
+    """Per-rater ratings on the scales of ``LESIONS``, each image with its own truth."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_images):
+        t = rng.normal()
+        for r in range(n_raters):
+            asym = int(np.clip(round(1 + 0.8 * t + rng.normal(0, 0.4)), 0, 2))
+            colours = int(np.clip(round(3.5 + 1.2 * t + rng.normal(0, 0.6)), 1, 6))
+            rows += [(f"les{i:02d}", "asymmetry", asym, f"d{r}", ""),
+                     (f"les{i:02d}", "colours", colours, f"d{r}", "")]  # fmt: skip
+            if r < 2:
+                rows.append((f"les{i:02d}", "notes", int(rng.integers(1, 6)), f"d{r}", ""))
+    return pd.DataFrame(rows, columns=["image_id", "attribute", "value", "rater_id", "count"])
+
+
+def test_a_dataset_without_an_overall_rating_loads_and_says_what_it_lacks(tmp_path):
+    ds = load_ratings(write_generic(tmp_path, ratings=_lesions(), card=LESIONS))
+    assert not ds.has_overall and ds.score_range is None
+    assert ds.images.columns.tolist() == [
+        "image_id", "path", "n_raters", "asymmetry", "colour_count", "notes", "split",
+    ]  # fmt: skip
+    assert (ds.images["n_raters"] == 6).all()  # the most rated attribute's raters
+    assert ds.attributes["colour_count"].name == "colours"
+    with pytest.raises(DatasetError, match="the fusion study needs an overall rating.*"
+                       r"its rated attributes: asymmetry, colour_count, notes"):  # fmt: skip
+        ds.require_overall("the fusion study")
+    some = ds.sample(5, seed=0)  # stratified by the scaled attribute means
+    assert len(some) == 5 and set(some.ratings["image_id"]) == set(some.images["image_id"])
+    assert ds.stratifier().between(0, 1).all()
+
+
+def test_an_attribute_maps_to_any_rubric_and_a_missing_dimension_is_named(tmp_path):
+    ds = load_ratings(write_generic(tmp_path, ratings=_lesions(), card=LESIONS))
+    keys = ("asymmetry", "border", "colour_count")
+    assert rubric_mapping(ds, keys, "lesions.yaml") == {
+        "asymmetry": "asymmetry", "colour_count": "colour_count",
+    }  # fmt: skip
+    with pytest.raises(
+        DatasetError,
+        match=r"attribute 'asymmetry' validates 'asymmetry', "
+        r"which the rubric seed does not declare; its dimensions are: quality",
+    ):
+        rubric_mapping(ds, ("quality", "composition"), "seed")  # fmt: skip
+
+
+def test_describe_maps_each_dimension_with_its_ceiling(tmp_path):
+    root = write_generic(tmp_path, ratings=_lesions(n_images=30), card=LESIONS)
+    info = describe_dataset(
+        "ratings", root, n_splits=20, n_resamples=50,
+        rubric=("lesions.yaml", ("asymmetry", "border", "colour_count")),
+    )  # fmt: skip
+    assert info["ceiling"] is None and info["ceiling_reason"] == "the dataset has no overall rating"
+    by = {m["dimension"]: m for m in info["mapping"]}
+    assert (
+        by["asymmetry"]["attribute"] == "asymmetry" and by["colour_count"]["attribute"] == "colours"
+    )
+    for d in ("asymmetry", "colour_count"):
+        assert 0.5 < by[d]["ceiling"] <= 1 and by[d]["ceiling_method"] == "per_rater_split_half"
+    assert by["border"]["column"] is None and by["border"]["ceiling"] is None
+    text = "\n".join(describe_lines(info))
+    assert "rubric lesions.yaml" in text and "no human rating" in text
+    assert "noise ceiling  none: the dataset has no overall rating" in text
 
 
 # --- bad input ------------------------------------------------------------------------------
@@ -145,10 +219,10 @@ CARD_TEXT = yaml.safe_dump(CARD, sort_keys=False)
         ),
         (
             "dimension: quality",
-            "dimension: sharpness",
-            r"attributes\.sharpness\.dimension: expected",
+            "dimension: 3-sharp",
+            r"attributes\.sharpness\.dimension: expected holistic, none or the key of a",
         ),
-        ("dimension: composition", "dimension: holistic", "exactly one attribute must have"),
+        ("dimension: composition", "dimension: holistic", "at most one attribute may have"),
         ("dimension: composition", "dimension: quality", "takes the column 'quality'"),
         ("  clutter:", "  split:", r"attributes\.split: an attribute may not be called 'split'"),
         ("name: tiny-photos", "name: [tiny", "not valid YAML"),

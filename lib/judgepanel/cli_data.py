@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from judgepanel.core.config import ConfigError
@@ -43,6 +44,12 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
         metavar="KIND:PATH",
         help="e.g. ratings:data/mine, ava:data/ava, eva:data/eva",
     )
+    describe.add_argument(
+        "--rubric",
+        metavar="PATH",
+        help="a rubric (file or folder): also map each of its dimensions to the attribute "
+        "that validates it, with that attribute's noise ceiling",
+    )
     describe.add_argument("--json", action="store_true", help="machine-readable output")
     describe.add_argument("--splits", type=int, default=100, help="splits of the ceiling")
     describe.add_argument("--resamples", type=int, default=200, help="resamples of its interval")
@@ -73,8 +80,20 @@ def data_command(args: argparse.Namespace) -> int:
         kind, root = parse_dataset_spec(args.dataset)
         if args.splits < 1 or args.resamples < 1:
             raise ConfigError("--splits and --resamples must be at least 1")
+        rubric = None
+        if args.rubric:
+            from judgepanel.core.prompts import load_rubric
+
+            if not Path(args.rubric).exists():
+                raise ConfigError(f"--rubric {args.rubric}: no such file or folder")
+            rubric = (args.rubric, tuple(load_rubric(args.rubric).dimensions))
         return describe_dataset(
-            kind, root, n_splits=args.splits, n_resamples=args.resamples, seed=args.seed
+            kind,
+            root,
+            n_splits=args.splits,
+            n_resamples=args.resamples,
+            seed=args.seed,
+            rubric=rubric,
         )
 
     return print_info(compute, describe_lines, args.json, (ConfigError, DatasetError, OSError))

@@ -10,6 +10,7 @@ answers in one dictionary (the ``--json`` output); :func:`describe_lines` words 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +18,8 @@ import numpy as np
 
 from judgepanel.core.config import ConfigError
 from judgepanel.datasets import RATED_LOADERS, Dataset, load_dataset
-from judgepanel.datasets.attribute import HOLISTIC
+from judgepanel.datasets.mapping import FIXED_DIMENSIONS, rubric_mapping
 from judgepanel.stats.ceiling_choice import data_ceiling
-
-FIXED_DIMENSIONS = {
-    "score": HOLISTIC,
-    "quality": "quality",
-    "composition": "composition",
-    "colour": "colour",
-}
-"""EVA's and PARA's fixed mapping of table columns to what they validate."""
 
 METHOD_WORDS = {
     "per_rater_split_half": "per-rater split-half",
@@ -60,35 +53,38 @@ def describe_dataset(
     n_splits: int = 100,
     n_resamples: int = 200,
     seed: int = 0,
+    rubric: tuple[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The dataset at ``root`` described; the ceiling is of the overall rating (Spearman).
+
+    Args:
+        rubric: a rubric's name and dimension keys: the description then also maps each
+            dimension to the attribute that validates it, with that attribute's ceiling.
 
     Returns:
         ``n_images``, ``attributes`` (name, column, range, higher_is_better, dimension),
         ``ceiling``, ``ceiling_method``, ``ceiling_ci`` (its 95% interval over images),
         then ``ceiling_reason`` (why there is none, else ""), ``kind``, ``name``,
         ``root``, ``licence``, ``citation``, ``per_image`` (what is counted per image,
-        with its median, min and max) and ``splits`` (images per split). Missing
-        numbers are None.
+        with its median, min and max), ``splits`` (images per split) and, with a
+        ``rubric``, ``rubric`` and ``mapping`` (per dimension: the attribute's column
+        and name, or None, and its ceiling as above). Missing numbers are None.
 
     Raises:
-        DatasetError: the loader's, for a missing or malformed dataset.
+        DatasetError: the loader's, for a missing or malformed dataset, or an attribute
+            that validates a dimension the rubric does not declare.
     """
     ds = load_dataset(kind, str(root))
-    try:
-        found = data_ceiling(ds, n_splits=n_splits, n_resamples=n_resamples, seed=seed)
-        ceiling, method = found.ceiling, found.method
-        interval, reason = list(found.interval), found.reason
-    except ValueError as exc:  # too few images or raters for any split
-        ceiling, method, interval, reason = math.nan, "none", [math.nan] * 2, str(exc)
+    overall = (
+        _ceiling(ds, "score", n_splits, n_resamples, seed)
+        if ds.has_overall
+        else _no_ceiling("the dataset has no overall rating")
+    )
     split = ds.images.get("split")
-    return {
+    info = {
         "n_images": len(ds),
         "attributes": _attributes(ds),
-        "ceiling": _number(ceiling),
-        "ceiling_method": method,
-        "ceiling_ci": [_number(v) for v in interval],
-        "ceiling_reason": reason,
+        **overall,
         "ceiling_metric": "spearman",
         "kind": kind,
         "name": ds.name,
@@ -98,6 +94,48 @@ def describe_dataset(
         "per_image": _per_image(ds),
         "splits": {} if split is None else split.fillna("(none)").value_counts().to_dict(),
     }
+    if rubric is not None:
+        name, dimensions = rubric
+        mapping = rubric_mapping(ds, dimensions, name)
+        names = {a["column"]: a["name"] for a in info["attributes"]}
+        info["rubric"] = name
+        info["mapping"] = [
+            {
+                "dimension": d,
+                "column": mapping.get(d),
+                "attribute": names.get(mapping[d]) if d in mapping else None,
+                **(
+                    _ceiling(ds, mapping[d], n_splits, n_resamples, seed)
+                    if d in mapping
+                    else _no_ceiling("no attribute validates it")
+                ),
+            }
+            for d in dimensions
+        ]
+    return info
+
+
+def _ceiling(ds: Dataset, column: str, n_splits: int, n_resamples: int, seed: int) -> dict:
+    """The noise ceiling of one attribute, as the description's ``ceiling*`` keys."""
+    try:
+        found = data_ceiling(
+            ds, attribute=column, n_splits=n_splits, n_resamples=n_resamples, seed=seed
+        )
+        ceiling, method = found.ceiling, found.method
+        interval, reason = list(found.interval), found.reason
+    except ValueError as exc:  # too few images or raters for any split
+        ceiling, method, interval, reason = math.nan, "none", [math.nan] * 2, str(exc)
+    return {
+        "ceiling": _number(ceiling),
+        "ceiling_method": method,
+        "ceiling_ci": [_number(v) for v in interval],
+        "ceiling_reason": reason,
+    }
+
+
+def _no_ceiling(reason: str) -> dict:
+    return {"ceiling": None, "ceiling_method": "none", "ceiling_ci": [None, None],
+            "ceiling_reason": reason}  # fmt: skip
 
 
 def describe_lines(info: dict[str, Any]) -> list[str]:
@@ -130,17 +168,23 @@ def describe_lines(info: dict[str, Any]) -> list[str]:
             f"  {a['column']:<20} {a['name']:<20} {low:g}-{high:g}  "
             f"{direction[a['higher_is_better']]}{turned}  {a['dimension'] or '-'}"
         )
+    lines.append(f"noise ceiling  {_ceiling_words(info)}")
+    if "mapping" in info:
+        lines.append(f"rubric {info['rubric']}: each dimension, the attribute that validates it")
+        for m in info["mapping"]:
+            who = f"{m['column']} ({m['attribute']})" if m["column"] else "no human rating"
+            lines.append(f"  {m['dimension']:<20} {who:<30} ceiling {_ceiling_words(m)}")
+    return lines
+
+
+def _ceiling_words(info: dict[str, Any]) -> str:
+    """A ceiling and how it was found, or why there is none, in words."""
     method = METHOD_WORDS.get(info["ceiling_method"], info["ceiling_method"])
     if info["ceiling"] is None:
         how = "" if info["ceiling_method"] == "none" else f" ({method})"
-        lines.append(f"noise ceiling  none{how}: {info['ceiling_reason']}")
-    else:
-        low, high = (f"{v:.3f}" if v is not None else "?" for v in info["ceiling_ci"])
-        lines.append(
-            f"noise ceiling  {info['ceiling']:.3f} (95% interval over images {low}-{high}), "
-            f"{method}, Spearman"
-        )
-    return lines
+        return f"none{how}: {info['ceiling_reason']}"
+    low, high = (f"{v:.3f}" if v is not None else "?" for v in info["ceiling_ci"])
+    return f"{info['ceiling']:.3f} (95% interval over images {low}-{high}), {method}, Spearman"
 
 
 def _number(value: float) -> float | None:

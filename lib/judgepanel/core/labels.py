@@ -36,10 +36,21 @@ def _thumbnail(data: bytes | str | Path) -> str:
 
 
 def _rated_labels(ref: DatasetRef) -> dict[str, dict[str, Any]]:
-    images = load_dataset(ref.kind, str(ref.root)).images
+    """Each image's human label: its overall mean, or without one its attributes' means."""
+    ds = load_dataset(ref.kind, str(ref.root))
+    if ds.has_overall:
+        labels = ds.images["mean_score"].map(lambda v: f"{v:.2f}")
+    else:
+        shown = [c for c in ds.attribute_ranges if c in ds.images.columns]
+        labels = ds.images[shown].apply(
+            lambda row: " · ".join(f"{c} {row[c]:.2f}" for c in shown if row[c] == row[c]),
+            axis=1,
+        )
     return {
-        str(r.image_id): {"label": f"{r.mean_score:.2f}", "thumb": _thumbnail(Path(r.path))}
-        for r in images.itertuples()
+        str(image_id): {"label": label, "thumb": _thumbnail(Path(path))}
+        for image_id, path, label in zip(
+            ds.images["image_id"], ds.images["path"], labels, strict=True
+        )
     }
 
 

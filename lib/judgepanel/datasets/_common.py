@@ -41,7 +41,8 @@ class Dataset:
             attribute means, and last ``score_sd`` (the spread of the overall rating).
         ratings: one row per rater and image: ``image_id``, ``rater_id``, ``score``,
             ``quality``, ``composition``, ``colour``, then the dataset's other columns.
-        score_range: the (lowest, highest) value of the overall rating scale.
+        score_range: the (lowest, highest) value of the overall rating scale; None for a
+            dataset without an overall rating (then ``images`` has no ``mean_score``).
         attribute_ranges: the scale of every numeric rating column, by column name.
         votes: anonymous vote histograms (AVA, KonIQ), long: ``image_id``, ``attribute``
             (a table column name), ``value``, ``count``; None when there are none.
@@ -62,7 +63,7 @@ class Dataset:
     root: Path
     images: pd.DataFrame
     ratings: pd.DataFrame
-    score_range: tuple[float, float]
+    score_range: tuple[float, float] | None
     attribute_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     votes: pd.DataFrame | None = None
     summary: pd.DataFrame | None = None
@@ -73,8 +74,35 @@ class Dataset:
     def __len__(self) -> int:
         return len(self.images)
 
+    @property
+    def has_overall(self) -> bool:
+        """Whether the dataset has an overall rating (``mean_score``)."""
+        return "mean_score" in self.images.columns
+
+    def require_overall(self, what: str) -> None:
+        """Stop ``what`` (an analysis) with one line when there is no overall rating."""
+        if not self.has_overall:
+            rated = ", ".join(self.attribute_ranges) or "none"
+            raise DatasetError(
+                f"{self.name}: {what} needs an overall rating, and this dataset has none "
+                f"(its rated attributes: {rated})"
+            )
+
+    def stratifier(self) -> pd.Series:
+        """What :meth:`sample` stratifies by: the overall human mean, or without one the
+        mean over the rated attributes of each one's mean scaled to [0, 1] by its range."""
+        if self.has_overall:
+            return self.images["mean_score"]
+        scaled = [
+            (self.images[c] - low) / (high - low)
+            for c, (low, high) in self.attribute_ranges.items()
+            if c in self.images.columns
+        ]
+        return pd.concat(scaled, axis=1).mean(axis=1)
+
     def sample(self, n: int, seed: int = 0) -> Dataset:
-        """``n`` images stratified by quintile of ``mean_score``, ratings restricted to them.
+        """``n`` images stratified by quintile of :meth:`stratifier` (the overall human
+        mean), ratings restricted to them.
 
         The five quintiles get ``n // 5`` images each and the remainder goes to the middle
         quintiles first, so the sample spans the whole range of the human mean like the
@@ -87,7 +115,7 @@ class Dataset:
         if n >= total:
             return self
         rng = np.random.default_rng(seed)
-        ranks = self.images["mean_score"].rank(method="first").to_numpy()
+        ranks = self.stratifier().rank(method="first").to_numpy()
         quintile = np.minimum(((ranks - 1) * 5 // total).astype(int), 4)
         sizes = np.bincount(quintile, minlength=5)
         take = np.full(5, n // 5)

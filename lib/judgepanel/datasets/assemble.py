@@ -45,8 +45,9 @@ def assemble(
         root: its folder.
         images: one row per image, in the dataset's order: ``image_id``, ``path``
             (absolute), and optionally ``split``, ``group`` and the release's own columns.
-        attributes: the rated attributes; exactly one is ``holistic``, with column
-            ``score``. Values of an attribute that is ``reversed`` are turned around here.
+        attributes: the rated attributes; at most one is ``holistic`` (the overall
+            rating), with column ``score``. Values of an attribute that is ``reversed``
+            are turned around here.
         source: the file(s) the tables came from, named by errors.
         ratings: per-rater ratings, long: ``image_id``, ``attribute`` (an attribute's
             column), ``value``, ``rater_id``; one row per (image, attribute, rater).
@@ -57,13 +58,15 @@ def assemble(
 
     Returns:
         A `Dataset` whose ``images`` hold ``image_id``, ``path``, ``n_raters`` (raters,
-        votes or the summary's n of the overall rating), ``mean_score``, every other
-        attribute's mean under its column, ``score_sd``, then ``split``, ``group`` and
-        the release's own columns.
+        votes or the summary's n of the overall rating; without one, of the image's most
+        rated attribute), ``mean_score``, every other attribute's mean under its column,
+        ``score_sd``, then ``split``, ``group`` and the release's own columns. Without an
+        overall rating there is no ``mean_score`` or ``score_sd``.
 
     Raises:
         DatasetError: an image of the tables is not in ``images``, an image has no
-            overall rating, or one attribute of one image has both ratings and votes.
+            overall rating (without one: no rating at all), or one attribute of one image
+            has both ratings and votes.
     """
     by_column = {a.column: a for a in attributes}
     score = _check_attributes(attributes)
@@ -79,20 +82,21 @@ def assemble(
 
     per_image = _per_image(ratings, votes, summary, source)
     out = images[["image_id", "path"]].copy()
-    n = _field(per_image, "n", "score", order)
-    out["n_raters"] = n.astype(int) if not np.isnan(n).any() else n
-    out["mean_score"] = _field(per_image, "mean", "score", order)
-    missing = out["mean_score"].isna().to_numpy()
-    if missing.any():
-        first = ", ".join(map(str, order[missing][:N_SHOWN]))
-        raise DatasetError(
-            f"{source}: {int(missing.sum())} image(s) have no rating of the overall "
-            f"attribute {score.name!r}; first: {first}"
+    if score is not None:
+        n = _field(per_image, "n", "score", order)
+        out["mean_score"] = _field(per_image, "mean", "score", order)
+        _require_every_image(
+            out["mean_score"], order, source, f"the overall attribute {score.name!r}"
         )
+    else:  # no overall rating: an image counts the raters of its most rated attribute
+        n = per_image["n"].groupby(level="image_id").max().reindex(order).to_numpy(dtype=float)
+        _require_every_image(pd.Series(n), order, source, "any attribute")
+    out.insert(2, "n_raters", n.astype(int) if not np.isnan(n).any() else n)
     for column in by_column:
         if column != "score":
             out[column] = _field(per_image, "mean", column, order)
-    out["score_sd"] = _field(per_image, "sd", "score", order)
+    if score is not None:
+        out["score_sd"] = _field(per_image, "sd", "score", order)
     extra = [c for c in images.columns if c not in ("image_id", "path")]
     out = pd.concat([out, images[extra].reset_index(drop=True)], axis=1)
 
@@ -101,7 +105,7 @@ def assemble(
         root=root,
         images=out,
         ratings=_wide(ratings, order, list(by_column)),
-        score_range=(score.low, score.high),
+        score_range=None if score is None else (score.low, score.high),
         attribute_ranges={a.column: (a.low, a.high) for a in attributes},
         votes=votes,
         summary=summary,
@@ -111,15 +115,25 @@ def assemble(
     )
 
 
-def _check_attributes(attributes: Sequence[Attribute]) -> Attribute:
-    """The overall attribute; the adapters' descriptions are checked once more here."""
+def _check_attributes(attributes: Sequence[Attribute]) -> Attribute | None:
+    """The overall attribute, if any; the adapters' descriptions are checked once more."""
     holistic = [a for a in attributes if a.dimension == HOLISTIC]
-    if len(holistic) != 1 or holistic[0].column != "score":
-        raise ValueError("exactly one attribute must be holistic, with column 'score'")
+    if len(holistic) > 1 or (holistic and holistic[0].column != "score"):
+        raise ValueError("at most one attribute may be holistic, with column 'score'")
     columns = [a.column for a in attributes]
     if len(set(columns)) != len(columns) or RESERVED_COLUMNS & set(columns):
         raise ValueError(f"attribute columns must be distinct and not reserved: {columns}")
-    return holistic[0]
+    return holistic[0] if holistic else None
+
+
+def _require_every_image(values: pd.Series, order: pd.Index, source: str | Path, what: str) -> None:
+    """A `DatasetError` naming the first images without a rating of ``what``."""
+    missing = values.isna().to_numpy()
+    if missing.any():
+        first = ", ".join(map(str, order[missing][:N_SHOWN]))
+        raise DatasetError(
+            f"{source}: {int(missing.sum())} image(s) have no rating of {what}; first: {first}"
+        )
 
 
 def _only(table: pd.DataFrame | None, columns: list[str]) -> pd.DataFrame | None:

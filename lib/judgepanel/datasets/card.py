@@ -1,14 +1,19 @@
 """``dataset.yaml``: what a generic ``ratings`` dataset says about itself.
 
 The card names the dataset, its images folder, licence and citation, and describes every
-rated attribute: its range, its direction, and the rubric dimension it validates (or
-``holistic`` for the overall rating that holistic judge scores are read against). A
-misspelt key, a missing one or a value of the wrong kind is a `DatasetError` naming the
-file, its line and the key, so that a card is never half read.
+rated attribute: its range, its direction, and the rubric dimension it validates (the key
+of a dimension of any rubric, ``holistic`` for the overall rating that holistic judge
+scores are read against, or ``none``). A dataset has at most one overall rating, and may
+have none. Which rubric a dimension belongs to is known only when a run names one, so the
+card checks that a dimension is a key; the run checks it against its rubric
+(:func:`judgepanel.datasets.mapping.rubric_mapping`). A misspelt key, a missing one or a
+value of the wrong kind is a `DatasetError` naming the file, its line and the key, so that
+a card is never half read.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,16 +23,9 @@ import yaml
 from judgepanel.datasets._common import DatasetError
 from judgepanel.datasets.attribute import HOLISTIC, RESERVED_COLUMNS, Attribute
 
-RUBRIC_DIMENSIONS: tuple[str, ...] = (
-    "quality",
-    "composition",
-    "colour",
-    "distinctiveness",
-    "emotion",
-)
-"""The rubric's dimensions (``judgepanel.core.prompts.DIMENSIONS``; a test keeps them equal)."""
-
-DIMENSION_CHOICES: tuple[str, ...] = (HOLISTIC, *RUBRIC_DIMENSIONS, "none")
+DIMENSION_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+"""What a rubric dimension's key looks like (``quality``, ``blue_glow``)."""
+NO_DIMENSION = "none"
 TOP_KEYS: dict[str, bool] = {
     "name": True,
     "images": True,
@@ -72,13 +70,12 @@ def read_card(path: Path) -> DatasetCard:
         card.fail(node, "attributes", "lists no attribute")
     attributes = [card.attribute(key, value) for key, value in specs.items()]
     holistic = [a for a in attributes if a.dimension == HOLISTIC]
-    if len(holistic) != 1:
-        names = ", ".join(a.name for a in holistic) or "none"
+    if len(holistic) > 1:
         card.fail(
             node,
             "attributes",
-            f"exactly one attribute must have `dimension: holistic` (the overall rating); "
-            f"found {names}",
+            "at most one attribute may have `dimension: holistic` (the overall rating); "
+            f"found {', '.join(a.name for a in holistic)}",
         )
     seen: dict[str, str] = {}
     for a in attributes:
@@ -164,14 +161,15 @@ class _Reader:
         if higher not in ("better", "worse"):
             self.fail(higher_node, f"{where}.higher", f"expected better or worse, got {higher!r}")
         dimension = self.value(spec["dimension"][1]) if "dimension" in spec else None
-        dimension = "none" if dimension is None else dimension
-        if dimension not in DIMENSION_CHOICES:
+        dimension = NO_DIMENSION if dimension is None else dimension
+        if not isinstance(dimension, str) or not DIMENSION_KEY.fullmatch(dimension):
             self.fail(
                 spec["dimension"][1],
                 f"{where}.dimension",
-                f"expected one of {', '.join(DIMENSION_CHOICES)}, got {dimension!r}",
+                f"expected {HOLISTIC}, {NO_DIMENSION} or the key of a rubric dimension "
+                f"(a letter, then letters, digits or _), got {dimension!r}",
             )
-        mapped = None if dimension == "none" else str(dimension)
+        mapped = None if dimension == NO_DIMENSION else str(dimension)
         column = "score" if mapped == HOLISTIC else mapped or name
         return Attribute(
             name=name,

@@ -107,6 +107,8 @@ def agreement_data(
     reps = answers.rename(columns={"item": ITEM, "value": SCORE})[
         [ITEM, "family", "repetition", SCORE]
     ].astype({SCORE: float})
+    data.require_overall("the agreement of judges with people")
+    assert data.score_range is not None  # a dataset with an overall rating has its range
     low, high = data.score_range
     if int(low) != low or int(high) != high:
         raise ValueError(f"{data.name}: rating range {low}-{high} is not two integers")

@@ -68,6 +68,7 @@ def _read(
 ) -> RatedData:
     """A rated dataset's scored images, calls, scores and blocks."""
     data = scored_dataset(ref.kind, ref.root, design)
+    data.require_overall("the rubric-fusion study")
     calls = read_calls(store, ref.name, columns=columns)
     scores = score_table(
         calls,

@@ -104,4 +104,5 @@ def load_training_world(
             f"the fused ranker trains on {name!r}, but the store has no usable scores of it "
             f"({exc}); score that dataset's run first, or choose another fusion_train"
         ) from None
+    data.require_overall(f"the fused ranker's training on {name!r}")
     return scores, data.images.set_index("image_id")["mean_score"]
