@@ -28,6 +28,7 @@ import yaml
 import judgepanel.studies  # noqa: F401  (registers each study's planner)
 from judgepanel import __version__
 from judgepanel.cli_agree import add_agree_parser, agree_command
+from judgepanel.cli_answers import add_import_answers_parser, export_long, import_answers_command
 from judgepanel.cli_batch import add_batch_parser, batch_command
 from judgepanel.cli_data import add_data_parser, data_command
 from judgepanel.core.batch import BatchBook
@@ -207,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="write one row per call to CSV or Parquet")
     export.add_argument("--store", type=Path, required=True)
     export.add_argument("--out", type=Path, required=True, help="F.csv or F.parquet")
+    export.add_argument(
+        "--long",
+        action="store_true",
+        help="only the rubric answers, in the shape `import answers` reads (CSV)",
+    )
+    export.add_argument("--dataset", help="with --long: the dataset (when the store has several)")
 
     visionq = sub.add_parser("visionq", help="VisionQ tools that call no model")
     vq_sub = visionq.add_subparsers(dest="visionq_command", required=True)
@@ -231,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
         "import",
         help="bring scores and predictions made elsewhere into the analyses",
         description=(
-            "Check off-the-shelf model scores against a dataset (scores), or turn outputs of "
+            "Check off-the-shelf model scores against a dataset (scores), read judges' rubric "
+            "answers collected elsewhere into a store (answers), or turn outputs of "
             "the official VAB or VisionQ harness into the tidy predictions table that "
             "notebooks 05 and 06 read through their 'predictions' parameter."
         ),
@@ -259,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
             "run's 'comparators' parameter points (02 and 04 read it)."
         ),
     )
+    add_import_answers_parser(what)
     scores.add_argument("file", type=Path, help="CSV with image_id, model, score")
     scores.add_argument("--dataset", required=True, help="KIND:PATH, e.g. eva:data/eva")
     scores.add_argument("--out", type=Path, required=True, help="the checked CSV to write")
@@ -632,6 +641,8 @@ def status_command(args: argparse.Namespace) -> int:
 def export_command(args: argparse.Namespace) -> int:
     """``judgepanel export``: one row per call to ``.csv`` or ``.parquet``."""
     out = Path(args.out)
+    if getattr(args, "long", False):
+        return export_long(args.store, out, args.dataset)
     suffix = out.suffix.lower()
     if suffix not in (".csv", ".parquet"):
         print(f"error: {out}: expected a .csv or .parquet file name", file=sys.stderr)
@@ -675,6 +686,8 @@ def import_command(args: argparse.Namespace) -> int:
     """``judgepanel import``: checked comparator scores, or harness outputs as predictions."""
     if args.what == "scores":
         return _import_scores(args)
+    if args.what == "answers":
+        return import_answers_command(args)
     if args.out.suffix.lower() != ".csv":
         print(f"error: {args.out}: expected a .csv file name", file=sys.stderr)
         return EXIT_ERROR

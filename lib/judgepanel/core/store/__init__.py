@@ -32,11 +32,13 @@ every call separately at full request rate.
 
 The package splits the store by job: :mod:`.schema` (tables, versions, migrations),
 :mod:`.writer` (reservations and outcomes), :mod:`.frames` (stored keys and frames),
-:mod:`.summary` (cost accounting and the typed summary), :mod:`.locks` (the writer locks)
-and :mod:`.file` (:class:`Store`, opening the file and joining the jobs).
+:mod:`.summary` (cost accounting and the typed summary), :mod:`.imports` (answers made
+elsewhere, with their provenance), :mod:`.locks` (the writer locks) and :mod:`.file`
+(:class:`Store`, opening the file and joining the jobs).
 """
 
 from judgepanel.core.store.file import Store
+from judgepanel.core.store.imports import ImportedRow, ImportSource
 from judgepanel.core.store.schema import (
     FAILURE_KINDS,
     OPEN_CHUNK_STATES,
@@ -70,6 +72,8 @@ __all__ = [
     "CallCount",
     "CallResult",
     "FailureCount",
+    "ImportSource",
+    "ImportedRow",
     "ModelCost",
     "Reservations",
     "RubricCount",

@@ -12,13 +12,14 @@ from pathlib import Path
 
 from judgepanel.core.store import schema
 from judgepanel.core.store.frames import Reader
+from judgepanel.core.store.imports import Importer
 from judgepanel.core.store.locks import drop_send_locks, take_send_locks
 from judgepanel.core.store.schema import SCHEMA_VERSION, StoreError
 from judgepanel.core.store.summary import Accounts
 from judgepanel.core.store.writer import Writer
 
 
-class Store(Writer, Reader, Accounts):
+class Store(Writer, Reader, Accounts, Importer):
     """The SQLite checkpoint store.
 
     Args:

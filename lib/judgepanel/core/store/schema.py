@@ -2,8 +2,9 @@
 
 Schema 1 kept a failure's kind only in its reason text; schema 2 added the failure kind
 and billed answers; schema 3 the cached tokens, reported cost and samples per request;
-schema 4 the batch tables. A file of an older schema is migrated in place when opened for
-writing, and read as it is (through temporary objects) when opened read-only.
+schema 4 the batch tables; schema 5 the provenance of imported answers. A file of an older
+schema is migrated in place when opened for writing, and read as it is (through temporary
+objects) when opened read-only.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from judgepanel.core.calls import KEY_FIELDS
 from judgepanel.core.errors import JudgepanelError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _KEY_COLUMNS = """
     dataset TEXT NOT NULL,
@@ -93,6 +94,25 @@ is ``done`` once its results were ingested (in the transaction that writes its c
 """
 OPEN_CHUNK_STATES: tuple[str, ...] = ("planned", "uploaded", "submitted", "exported")
 
+_IMPORT_TABLES = """
+CREATE TABLE IF NOT EXISTS imports (
+    import_id INTEGER PRIMARY KEY,
+    file TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    dataset TEXT NOT NULL,
+    rows INTEGER NOT NULL,
+    imported_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS imported_calls (
+    key TEXT PRIMARY KEY,
+    key_digest INTEGER NOT NULL,
+    import_id INTEGER NOT NULL REFERENCES imports (import_id),
+    line INTEGER NOT NULL
+);
+"""
+"""Where imported answers came from (schema 5): each imported file (its name, never its
+folder; its SHA-256; the dataset; when), and which call came from which of its lines."""
+
 _SCHEMA = (
     f"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -126,6 +146,7 @@ CREATE INDEX IF NOT EXISTS calls_digest ON calls (dataset, status, key_digest);
 """
     + _RESERVATION_TABLES
     + _BATCH_TABLES
+    + _IMPORT_TABLES
 )
 
 _RETRYABLE_REASON = (
@@ -222,7 +243,8 @@ def migrate(conn: sqlite3.Connection) -> None:
         if version <= 2:
             for name, declaration, _ in _ADDED_IN_3:
                 conn.execute(f"ALTER TABLE calls ADD COLUMN {name} {declaration}")
-        # From 3: the batch tables, which ``create`` already added (IF NOT EXISTS).
+        # From 3: the batch tables; from 4: the import tables; ``create`` already added
+        # both (IF NOT EXISTS).
         if version < SCHEMA_VERSION:
             conn.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
@@ -238,13 +260,16 @@ def read_old_version(conn: sqlite3.Connection, version: int) -> None:
 
     Temporary objects shadow the file's own of the same name, so every query of the store
     runs unchanged on the old file: a view of ``calls`` adds the columns of later schemas
-    as an older row reads them, schema 1 gets empty reservation tables, and schemas before
-    4 get empty batch tables.
+    as an older row reads them, schema 1 gets empty reservation tables, schemas before 4
+    empty batch tables and schemas before 5 empty import tables.
     """
     temp = "CREATE TEMP TABLE"
+    tables = _IMPORT_TABLES if version == 4 else _BATCH_TABLES + _IMPORT_TABLES
     script = "\n".join(
-        line.replace("CREATE TABLE IF NOT EXISTS", temp).replace(" REFERENCES batches (chunk)", "")
-        for line in _BATCH_TABLES.splitlines()
+        line.replace("CREATE TABLE IF NOT EXISTS", temp)
+        .replace(" REFERENCES batches (chunk)", "")
+        .replace(" REFERENCES imports (import_id)", "")
+        for line in tables.splitlines()
         if not line.startswith("CREATE INDEX")
     )
     added = []

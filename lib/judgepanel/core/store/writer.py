@@ -75,7 +75,7 @@ def _accumulate(column: str) -> str:
     return f"{column} = excluded.{column}"
 
 
-_INSERT = (
+INSERT_CALL = (  # a failed row is replaced, its spend added; an ok row is kept
     f"INSERT INTO calls ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))}) "
     f"ON CONFLICT ({', '.join(KEY_FIELDS)}) DO UPDATE SET "
     + ", ".join(_accumulate(c) for c in RESULT_FIELDS)
@@ -155,7 +155,7 @@ class CallResult:
             object.__setattr__(self, "failure", failure_of_reason(self.reason))
 
 
-def _row(key: CallKey, result: CallResult, created_at: str) -> tuple:
+def call_row(key: CallKey, result: CallResult, created_at: str) -> tuple:
     """The values of one ``calls`` row, in ``_WRITTEN`` order."""
     parsed = None if result.parsed is None else json.dumps(result.parsed, ensure_ascii=False)
     return (
@@ -220,7 +220,7 @@ class Writer:
         attempts and billed answers added to the new ones; an ``ok`` row is kept as it is.
         """
         with self._conn:
-            self._conn.execute(_INSERT, _row(key, result, created_at or utc_now()))
+            self._conn.execute(INSERT_CALL, call_row(key, result, created_at or utc_now()))
             self._conn.execute("DELETE FROM pending WHERE key = ?", (key_text(key),))
 
     def record_batch(
@@ -244,10 +244,10 @@ class Writer:
             nonlocal written
             for key, result in rows:
                 written += 1
-                yield _row(key, result, now)
+                yield call_row(key, result, now)
 
         with self._conn:
-            self._conn.executemany(_INSERT, counted())
+            self._conn.executemany(INSERT_CALL, counted())
             self._conn.execute(
                 "UPDATE batches SET state = 'done', status = ?, note = ?, updated_at = ? "
                 "WHERE chunk = ?",
@@ -259,7 +259,7 @@ class Writer:
         """Write many calls in one transaction (bulk imports and benchmarks only)."""
         now = utc_now()
         with self._conn:
-            self._conn.executemany(_INSERT, (_row(key, res, now) for key, res in rows))
+            self._conn.executemany(INSERT_CALL, (call_row(key, res, now) for key, res in rows))
 
     def recover_interrupted(self, datasets: Iterable[str] | None = None) -> Reservations:
         """Move reservations left by a process that died into ``interrupted``.

@@ -1,0 +1,87 @@
+"""``judgepanel import answers`` and ``judgepanel export --long``: rubric answers in and out
+of a store as a long CSV (``image_id, judge, dimension, score``, optional ``sample``,
+``model``, ``raw``); the checks live in :mod:`judgepanel.core.answers_file`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from judgepanel.core.answers_file import import_answers, long_answers
+from judgepanel.core.describe import parse_dataset_spec
+from judgepanel.core.errors import JudgepanelError
+from judgepanel.core.prompts import load_rubric
+from judgepanel.core.store import Store
+from judgepanel.datasets import load_dataset
+
+EXIT_OK, EXIT_ERROR = 0, 1
+
+
+def add_import_answers_parser(what: argparse._SubParsersAction) -> None:
+    answers = what.add_parser(
+        "answers",
+        help="rubric answers collected elsewhere: CSV image_id, judge, dimension, score",
+        description=(
+            "Check a long CSV of judges' rubric answers (image_id, judge, dimension, score; "
+            "optional sample, model, raw) against a dataset's images and a rubric's scales, "
+            "and write it into a store, marked as imported, so that every notebook reads "
+            "the answers like scored calls. A bad row stops the import with one line naming "
+            "the file, the line and the reason, and nothing is written."
+        ),
+    )
+    answers.add_argument("file", type=Path, help="the answers CSV")
+    answers.add_argument("--dataset", required=True, metavar="KIND:PATH", help="the images")
+    answers.add_argument("--rubric", required=True, type=Path, help="rubric file or folder")
+    answers.add_argument("--store", required=True, type=Path, help="the store to write into")
+    answers.add_argument(
+        "--name", help="the dataset's name in the store (default: the dataset's own name)"
+    )
+    answers.add_argument(
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="the sampling temperature the answers were drawn at (default 0.0: unknown)",
+    )
+
+
+def import_answers_command(args: argparse.Namespace) -> int:
+    """``judgepanel import answers``; exit 0, or 1 with one line on stderr."""
+    try:
+        kind, root = parse_dataset_spec(args.dataset)
+        ds = load_dataset(kind, str(root))
+        if not args.rubric.exists():
+            raise FileNotFoundError(f"--rubric {args.rubric}: no such file or folder")
+        rubric = load_rubric(str(args.rubric))
+        name = args.name or ds.name
+        written, kept = import_answers(
+            args.file,
+            args.store,
+            dataset=name,
+            images=ds.images["image_id"].astype(str).tolist(),
+            rubric=rubric,
+            temperature=args.temperature,
+        )
+    except (JudgepanelError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    again = f"; {kept} already stored with the same answers" if kept else ""
+    print(f"imported {written} answers of {name} into {args.store}{again}")
+    return EXIT_OK
+
+
+def export_long(store: Path, out: Path, dataset: str | None) -> int:
+    """``judgepanel export --long``: the store's rubric answers as an answers CSV."""
+    if out.suffix.lower() != ".csv":
+        print(f"error: {out}: --long writes a .csv file", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        with Store(store, readonly=True) as db:
+            table = long_answers(db.frame(), dataset)
+    except (JudgepanelError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out, index=False)
+    print(f"wrote {len(table)} answers to {out}")
+    return EXIT_OK

@@ -1,0 +1,262 @@
+"""Rubric answers made elsewhere, as a long CSV: checked, then read into the store.
+
+A researcher who collected judges' answers outside judgepanel brings them as rows
+``image_id, judge, dimension, score`` (optional ``sample``, ``model`` and ``raw``): one
+answer a row, ``dimension`` a key of the rubric or ``holistic``. Every row is checked
+against the dataset's images and the rubric's scale of its dimension before anything is
+written; the first bad row stops the import with one line naming the file, the line and
+the reason. Each answer is keyed as if it had been asked with the rubric's own prompt
+(its hash and prompt hash), so the notebooks read it like a scored call, and the store
+records which file and line it came from. :func:`long_answers` writes the same shape
+out of a store (``judgepanel export --long``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgepanel.core.calls import CallKey
+from judgepanel.core.errors import JudgepanelError
+from judgepanel.core.store import CallResult, ImportedRow, ImportSource, Store
+
+REQUIRED: tuple[str, ...] = ("image_id", "judge", "dimension", "score")
+OPTIONAL: tuple[str, ...] = ("sample", "model", "raw")
+HOLISTIC = "holistic"
+"""The ``dimension`` of a holistic answer."""
+RUBRIC_KINDS: tuple[str, ...] = ("holistic", "dimension")
+
+
+class AnswersError(JudgepanelError, ValueError):
+    """An answers file cannot be imported; the message names the file, line and reason."""
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The answers a rubric question accepts: integers ``low``..``high``, or named levels
+    (their values are their positions, ``0``..``k-1``)."""
+
+    low: int
+    high: int
+    levels: tuple[str, ...] | None = None
+
+    def read(self, text: str) -> int | None:
+        """The value of one answer cell, or None when it is off the scale."""
+        if self.levels is not None:
+            names = [level.casefold() for level in self.levels]
+            if text.casefold() in names:
+                return names.index(text.casefold())
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+        if not math.isfinite(number) or number != int(number):
+            return None
+        value = int(number)
+        return value if self.low <= value <= self.high else None
+
+    def words(self) -> str:
+        if self.levels is not None:
+            return "one of " + ", ".join(self.levels)
+        return f"a whole number from {self.low} to {self.high}"
+
+
+def question_scale(rubric: Any, dimension: str) -> Scale:
+    """The scale of ``dimension`` (``holistic``: the holistic question) in ``rubric``."""
+    if dimension == HOLISTIC:
+        spec = getattr(getattr(rubric, "holistic", None), "scale", None)
+    else:
+        spec = getattr(rubric.dimensions[dimension], "scale", None)
+    if spec is None:  # the seed rubric's questions: 1-10
+        return Scale(1, 10)
+    levels = getattr(spec, "levels", None)
+    return Scale(int(spec.min), int(spec.max), tuple(levels) if levels else None)
+
+
+def _questions(rubric: Any) -> list[str]:
+    has_holistic = getattr(rubric, "holistic", True) is not None
+    return [*([HOLISTIC] if has_holistic else []), *rubric.dimensions]
+
+
+def read_answers(
+    path: str | Path,
+    *,
+    dataset: str,
+    images: Sequence[str],
+    rubric: Any,
+    temperature: float = 0.0,
+) -> list[ImportedRow]:
+    """Every row of the answers file ``path`` as a call to import, checked.
+
+    Args:
+        dataset: the dataset's name in the store.
+        images: the dataset's image ids.
+        rubric: the rubric the answers were given under (its questions and scales).
+        temperature: the sampling temperature the answers were drawn at, which keys them
+            (0.0 when unknown).
+
+    Raises:
+        AnswersError: the file is missing or not a CSV of the expected columns, or a row
+            names an unknown image or question, has an answer off its scale, a bad sample
+            number, or repeats another row's call.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise AnswersError(f"{path}: answers file not found")
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise AnswersError(f"{path}: not a readable CSV ({' '.join(str(exc).split())})") from None
+    missing = [c for c in REQUIRED if c not in table.columns]
+    unknown = [c for c in table.columns if c not in (*REQUIRED, *OPTIONAL)]
+    if missing or unknown:
+        what = f"missing column(s) {', '.join(missing)}" if missing else ""
+        what += ("; " if what else "") + (
+            f"unknown column(s) {', '.join(unknown)}" if unknown else ""
+        )
+        raise AnswersError(
+            f"{path}: {what}; the columns are {', '.join(REQUIRED)} and optionally "
+            f"{', '.join(OPTIONAL)}"
+        )
+    if table.empty:
+        raise AnswersError(f"{path}: holds no answers")
+    known_images = set(map(str, images))
+    questions = _questions(rubric)
+    scales = {q: question_scale(rubric, q) for q in questions}
+    rows: list[ImportedRow] = []
+    seen: dict[CallKey, int] = {}
+    for index, record in enumerate(table.to_dict("records")):
+        line = index + 2
+        where = f"{path}, line {line}"
+        cells = {k: str(v).strip() for k, v in record.items()}
+        for column in REQUIRED:
+            if not cells[column]:
+                raise AnswersError(f"{where}: empty {column}")
+        if cells["image_id"] not in known_images:
+            raise AnswersError(f"{where}: image {cells['image_id']!r} is not in {dataset}")
+        question = cells["dimension"]
+        if question not in scales:
+            raise AnswersError(
+                f"{where}: {question!r} is not a question of the rubric; its questions are: "
+                f"{', '.join(questions)}"
+            )
+        value = scales[question].read(cells["score"])
+        if value is None:
+            raise AnswersError(
+                f"{where}: score {cells['score']!r} of {question} is not {scales[question].words()}"
+            )
+        sample_text = cells.get("sample", "") or "0"
+        if not sample_text.isdigit():
+            raise AnswersError(f"{where}: sample {sample_text!r} is not a whole number 0 or more")
+        kind = HOLISTIC if question == HOLISTIC else "dimension"
+        dimension = "" if question == HOLISTIC else question
+        key = CallKey(
+            dataset=dataset,
+            item=cells["image_id"],
+            family=cells["judge"],
+            model=cells.get("model", "") or cells["judge"],
+            kind=kind,
+            dimension=dimension,
+            repetition=int(sample_text),
+            temperature=float(temperature),
+            rubric_sha=rubric.sha_of(kind),
+            prompt_hash=rubric.prompt_hash(kind, dimension),
+        )
+        if key in seen:
+            raise AnswersError(
+                f"{where}: repeats line {seen[key]} (the same judge, image, {question} and "
+                "sample); give repeated answers distinct sample numbers"
+            )
+        seen[key] = line
+        result = CallResult(
+            status="ok",
+            answer=cells.get("raw", "") or cells["score"],
+            parsed={"score": value},
+            value=float(value),
+            attempts=0,
+        )
+        rows.append(ImportedRow(key, result, line))
+    return rows
+
+
+def import_answers(
+    path: str | Path,
+    store: str | Path,
+    *,
+    dataset: str,
+    images: Sequence[str],
+    rubric: Any,
+    temperature: float = 0.0,
+) -> tuple[int, int]:
+    """Check the answers file and write it into ``store`` with its provenance.
+
+    Returns:
+        (answers written, answers of the file already stored with the same value).
+
+    Raises:
+        AnswersError: see :func:`read_answers`; nothing is written.
+        StoreError: a call of the file is stored with another answer; nothing is written.
+    """
+    rows = read_answers(
+        path, dataset=dataset, images=images, rubric=rubric, temperature=temperature
+    )
+    source = ImportSource(
+        file=Path(path).name,
+        sha256=hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+        dataset=dataset,
+    )
+    with Store(store) as db:
+        written = db.record_import(rows, source)
+    return written, len(rows) - written
+
+
+def long_answers(calls: pd.DataFrame, dataset: str | None = None) -> pd.DataFrame:
+    """The ok rubric answers of a store frame in the shape :func:`read_answers` reads.
+
+    Args:
+        calls: ``Store.frame()`` rows.
+        dataset: the dataset to write (needed when the store holds several).
+
+    Raises:
+        AnswersError: several datasets or rubrics, and ``dataset`` does not pick one.
+    """
+    rows = calls[calls["kind"].isin(RUBRIC_KINDS) & (calls["status"] == "ok")]
+    present = sorted(rows["dataset"].unique())
+    if dataset is None and len(present) > 1:
+        raise AnswersError(
+            f"the store holds rubric answers of several datasets ({', '.join(present)}); "
+            "choose one with --dataset"
+        )
+    if dataset is not None:
+        if dataset not in present:
+            raise AnswersError(
+                f"the store holds no rubric answers of {dataset!r}; it has: "
+                f"{', '.join(present) or 'none'}"
+            )
+        rows = rows[rows["dataset"] == dataset]
+    for kind in RUBRIC_KINDS:
+        shas = rows.loc[rows["kind"] == kind, "rubric_sha"].unique()
+        if len(shas) > 1:
+            raise AnswersError(
+                f"the store holds {kind} answers under {len(shas)} rubrics; a long file "
+                "holds one rubric's answers"
+            )
+    value = rows["value"].astype(float)
+    score = value.map(lambda v: str(int(v)) if float(v).is_integer() else repr(float(v)))
+    return pd.DataFrame(
+        {
+            "image_id": rows["item"].astype(str).to_numpy(),
+            "judge": rows["family"].to_numpy(),
+            "dimension": rows["dimension"].where(rows["kind"] != HOLISTIC, HOLISTIC).to_numpy(),
+            "score": score.to_numpy(),
+            "sample": rows["repetition"].astype(int).to_numpy(),
+            "model": rows["model"].to_numpy(),
+            "raw": rows["answer"].fillna("").to_numpy(),
+        }
+    )
