@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from judgepanel.core.config import DatasetRef
-from judgepanel.datasets import RATED_LOADERS, DatasetError, load_dataset, load_vab
+from judgepanel.datasets import DatasetError, load_dataset, load_vab
+from judgepanel.datasets.kinds import get_kind
 from judgepanel.datasets.visionq import load_questions
 
 THUMB_PX = 72
@@ -36,7 +37,7 @@ def _thumbnail(data: bytes | str | Path) -> str:
 
 
 def _rated_labels(ref: DatasetRef) -> dict[str, dict[str, Any]]:
-    images = load_dataset(ref.kind, str(ref.root)).images
+    images = load_dataset(ref.kind, str(ref.root), **dict(ref.options)).images
     return {
         str(r.image_id): {"label": f"{r.mean_score:.2f}", "thumb": _thumbnail(Path(r.path))}
         for r in images.itertuples()
@@ -69,9 +70,27 @@ def _visionq_labels(ref: DatasetRef) -> dict[str, dict[str, Any]]:
     }
 
 
-LABELS: dict[str, Callable[[DatasetRef], dict[str, dict[str, Any]]]] = {
-    **dict.fromkeys(RATED_LOADERS, _rated_labels),
-    "vab": _vab_labels,
-    "visionq": _visionq_labels,
-}
-"""Per dataset kind: the human label (and thumbnail) of each item, read from its files."""
+LabelReader = Callable[[DatasetRef], dict[str, dict[str, Any]]]
+
+LABELS: dict[str, LabelReader] = {"vab": _vab_labels, "visionq": _visionq_labels}
+"""Per task kind: the human label (and thumbnail) of each item, read from its files."""
+
+
+def label_reader(kind: str) -> LabelReader | None:
+    """How the items of a dataset kind get their human labels: every rated-image kind by
+    its loader's mean scores, a task kind by its entry in `LABELS`; None: no labels."""
+    if kind in LABELS:
+        return LABELS[kind]
+    try:
+        return _rated_labels if get_kind(kind).rated else None
+    except KeyError:
+        return None
+
+
+def item_noun(kind: str) -> str:
+    """What one item of a dataset kind is called, for the counts a page shows: its
+    registration's noun (``tasks`` for VAB, ``questions`` for VisionQ), else images."""
+    try:
+        return get_kind(kind).noun
+    except KeyError:
+        return "images"
