@@ -17,8 +17,9 @@ import yaml
 from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import DEFAULT_RUNS_FILE, project_root
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.core.runsfile import DatasetSpec, VisionqDataset, validate_runs_file
+from judgepanel.core.runsfile import ScoringSpec, validate_runs_file
 from judgepanel.core.sendconfig import ClientOptions, file_options, resolve_options
+from judgepanel.datasets.kinds import all_kinds, get_kind
 
 
 @dataclass(frozen=True)
@@ -27,12 +28,13 @@ class DatasetRef:
 
     Attributes:
         name: the dataset's key in the profile and in the store.
-        kind: its format: one of `judgepanel.core.settings.DATASET_KINDS` (``eva``,
+        kind: its format: a kind registered in `judgepanel.datasets.kinds` (``eva``,
             ``para``, ``ratings``, ``ava``, ``aadb``, ``koniq``, ``spaq``, ``lapis``,
-            ``vab``, ``visionq``).
+            ``vab``, ``visionq``, and any registered since).
         root: its folder (for VisionQ, the benchmark root that image paths are relative to).
         questions: VisionQ only: the question file, when it does not sit under ``root``.
         eligible: VisionQ only: the file of eligible question ids, when not under ``root``.
+        options: the other runs-file keys its kind declares, by name (paths resolved).
     """
 
     name: str
@@ -40,6 +42,7 @@ class DatasetRef:
     root: Path
     questions: Path | None = None
     eligible: Path | None = None
+    options: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -229,17 +232,31 @@ class Config:
             ) from None
 
 
-def _dataset_ref(name: str, spec: DatasetSpec, resolve: Callable[[str], Path]) -> DatasetRef:
-    """A profile's dataset entry, its paths resolved; only VisionQ names files of its own."""
-    if not isinstance(spec, VisionqDataset):
-        return DatasetRef(name, spec.kind, resolve(spec.root))
-    return DatasetRef(
-        name,
-        spec.kind,
-        resolve(spec.root),
-        questions=resolve(spec.questions) if spec.questions else None,
-        eligible=resolve(spec.eligible) if spec.eligible else None,
-    )
+def _dataset_ref(name: str, spec: Any, resolve: Callable[[str], Path]) -> DatasetRef:
+    """A profile's dataset entry, its paths resolved: the keys its kind declares fill the
+    reference's fields of their name (VisionQ's ``questions``, ``eligible``), else
+    ``options``."""
+    values = {}
+    for key, declared in get_kind(spec.kind).keys.items():
+        value = getattr(spec, key)
+        values[key] = resolve(value) if declared.path and value else value
+    named = {k: v for k, v in values.items() if k in ("questions", "eligible")}
+    options = tuple((k, v) for k, v in values.items() if k not in named)
+    return DatasetRef(name, spec.kind, resolve(spec.root), **named, options=options)
+
+
+def _scoring_specs() -> dict[str, ScoringSpec]:
+    """The scoring designs the registered kinds bring, for a runs file that names none."""
+    specs = {}
+    for kind in all_kinds():
+        if kind.design is not None:
+            try:
+                specs[kind.name] = ScoringSpec.model_validate(dict(kind.design))
+            except ValueError as exc:
+                raise ConfigError(
+                    f"dataset kind {kind.name!r}: its scoring design: {exc}"
+                ) from None
+    return specs
 
 
 def load_config(path: str | Path | None = None) -> Config:
@@ -290,7 +307,7 @@ def load_config(path: str | Path | None = None) -> Config:
             sample_seed=d.sample_seed,
             sham_r=d.sham_r,
         )
-        for kind, d in spec.scoring.items()
+        for kind, d in {**_scoring_specs(), **spec.scoring}.items()
     }
     prices = {
         model: Price(

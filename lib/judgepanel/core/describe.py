@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from judgepanel.core.config import ConfigError
-from judgepanel.datasets import RATED_LOADERS, Dataset, load_dataset
+from judgepanel.datasets import Dataset, load_dataset
+from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.datasets.mapping import FIXED_DIMENSIONS, rubric_mapping
 from judgepanel.stats.ceiling_choice import data_ceiling
 
@@ -38,10 +39,10 @@ def parse_dataset_spec(spec: str) -> tuple[str, Path]:
     kind, sep, root = spec.partition(":")
     if not sep or not root:
         raise ConfigError(f"--dataset {spec!r}: expected KIND:PATH, e.g. ratings:data/mine")
-    if kind not in RATED_LOADERS:
+    if kind not in rated_kinds():
         raise ConfigError(
             f"--dataset {spec!r}: kind {kind!r} has no per-image human ratings; "
-            f"expected one of {', '.join(RATED_LOADERS)}"
+            f"expected one of {', '.join(rated_kinds())}"
         )
     return kind, Path(root)
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from judgepanel.core.config import DatasetRef
-from judgepanel.datasets import RATED_LOADERS, DatasetError, load_dataset, load_vab
+from judgepanel.datasets import DatasetError, load_dataset, load_vab
+from judgepanel.datasets.kinds import get_kind
 from judgepanel.datasets.visionq import load_questions
 
 THUMB_PX = 72
@@ -37,7 +38,7 @@ def _thumbnail(data: bytes | str | Path) -> str:
 
 def _rated_labels(ref: DatasetRef) -> dict[str, dict[str, Any]]:
     """Each image's human label: its overall mean, or without one its attributes' means."""
-    ds = load_dataset(ref.kind, str(ref.root))
+    ds = load_dataset(ref.kind, str(ref.root), **dict(ref.options))
     if ds.has_overall:
         labels = ds.images["mean_score"].map(lambda v: f"{v:.2f}")
     else:
@@ -80,9 +81,27 @@ def _visionq_labels(ref: DatasetRef) -> dict[str, dict[str, Any]]:
     }
 
 
-LABELS: dict[str, Callable[[DatasetRef], dict[str, dict[str, Any]]]] = {
-    **dict.fromkeys(RATED_LOADERS, _rated_labels),
-    "vab": _vab_labels,
-    "visionq": _visionq_labels,
-}
-"""Per dataset kind: the human label (and thumbnail) of each item, read from its files."""
+LabelReader = Callable[[DatasetRef], dict[str, dict[str, Any]]]
+
+LABELS: dict[str, LabelReader] = {"vab": _vab_labels, "visionq": _visionq_labels}
+"""Per task kind: the human label (and thumbnail) of each item, read from its files."""
+
+
+def label_reader(kind: str) -> LabelReader | None:
+    """How the items of a dataset kind get their human labels: every rated-image kind by
+    its loader's mean scores, a task kind by its entry in `LABELS`; None: no labels."""
+    if kind in LABELS:
+        return LABELS[kind]
+    try:
+        return _rated_labels if get_kind(kind).rated else None
+    except KeyError:
+        return None
+
+
+def item_noun(kind: str) -> str:
+    """What one item of a dataset kind is called, for the counts a page shows: its
+    registration's noun (``tasks`` for VAB, ``questions`` for VisionQ), else images."""
+    try:
+        return get_kind(kind).noun
+    except KeyError:
+        return "images"

@@ -9,19 +9,16 @@ rather than a setting silently ignored. Unknown keys are refused at every level;
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic.fields import FieldInfo
 
 from judgepanel.core.sendconfig import declared_options, default_of, without_none
-
-DatasetKind = Literal[
-    "eva", "para", "ratings", "ava", "aadb", "koniq", "spaq", "lapis", "vab", "visionq"
-]
-"""The dataset formats with a loader (`judgepanel.datasets`)."""
+from judgepanel.datasets import kinds
 
 
 class _Strict(BaseModel):
@@ -31,94 +28,28 @@ class _Strict(BaseModel):
 class _Dataset(_Strict):
     """A dataset of a profile: its format and folder (relative to the runs file's folder).
 
-    Each kind is its own model and declares the keys its loader reads, so a key another kind
-    takes (``questions:`` under ``ava``) is refused like a typo.
+    Each kind is its own model (`dataset_model`, from the kind's registration in
+    `judgepanel.datasets.kinds`) with the keys its loader reads, so a key another kind takes
+    (``questions:`` under ``ava``) is refused like a typo.
     """
 
     kind: str
     root: str
 
 
-class EvaDataset(_Dataset):
-    """EVA: ``data/votes_filtered.csv`` and the images under ``EVA_together/``."""
-
-    kind: Literal["eva"]
-
-
-class ParaDataset(_Dataset):
-    """PARA: ``annotation/PARA-Images.csv`` and the images under ``imgs/<session>/``."""
-
-    kind: Literal["para"]
-
-
-class RatingsDataset(_Dataset):
-    """Ratings: ``dataset.yaml``, ``images.csv``, and ``ratings.csv`` or ``summary.csv``."""
-
-    kind: Literal["ratings"]
-
-
-class AvaDataset(_Dataset):
-    """AVA: ``AVA.txt``, the official test list, ``images/``."""
-
-    kind: Literal["ava"]
-
-
-class AadbDataset(_Dataset):
-    """AADB: the label list files, ``AADB_AllinAll.csv`` where present, the images."""
-
-    kind: Literal["aadb"]
-
-
-class KoniqDataset(_Dataset):
-    """KonIQ-10k: ``koniq10k_distributions_sets.csv`` and the images under ``1024x768/``."""
-
-    kind: Literal["koniq"]
-
-
-class SpaqDataset(_Dataset):
-    """SPAQ: the ``Annotations/`` workbook of MOS and attribute scores, ``TestImage/``."""
-
-    kind: Literal["spaq"]
-
-
-class LapisDataset(_Dataset):
-    """LAPIS: the individual-ratings CSV under ``annotation/``, ``images/``, ``imageset/``."""
-
-    kind: Literal["lapis"]
-
-
-class VabDataset(_Dataset):
-    """VAB: the ``data/test-*.parquet`` shards, one task a row, its images embedded."""
-
-    kind: Literal["vab"]
-
-
-class VisionqDataset(_Dataset):
-    """VisionQ: ``data/benchmark/`` (questions, data points) and the crops under ``bench/``.
-
-    ``questions`` and ``eligible`` name the question file and the eligible-id list when
-    they do not sit under ``root``.
-    """
-
-    kind: Literal["visionq"]
-    questions: str | None = None
-    eligible: str | None = None
-
-
-DatasetSpec = Annotated[
-    EvaDataset
-    | ParaDataset
-    | RatingsDataset
-    | AvaDataset
-    | AadbDataset
-    | KoniqDataset
-    | SpaqDataset
-    | LapisDataset
-    | VabDataset
-    | VisionqDataset,
-    Field(discriminator="kind"),
-]
-"""A dataset entry: the model of its ``kind``."""
+def dataset_model(kind: kinds.DatasetKind) -> type[_Dataset]:
+    """The model of a dataset entry of ``kind``: ``kind``, ``root`` and the keys its
+    registration declares (`judgepanel.datasets.kinds.Key`), generated from the registry."""
+    fields: dict[str, Any] = {"kind": (Literal[kind.name], ...)}
+    for name, key in kind.keys.items():
+        fields[name] = (key.type, Field(key.default, description=key.doc or None))
+    return create_model(
+        f"{kind.name.capitalize()}Dataset",
+        __base__=_Dataset,
+        __doc__=kind.summary,
+        __module__=__name__,
+        **fields,
+    )
 
 
 def send_keys(level: str) -> dict[str, Any]:
@@ -151,7 +82,7 @@ class ProfileSpec(_ProfileSendKeys):  # type: ignore[misc, valid-type]
     description: str = ""
     simulated: bool = False
     store: str
-    datasets: dict[str, DatasetSpec]
+    datasets: dict[str, _Dataset]
     families: dict[str, str]
     predeclared: list[str] | None = None
 
@@ -221,13 +152,64 @@ class RunSpec(_RunSendKeys):  # type: ignore[misc, valid-type]
 
 
 class RunsFile(_Strict):
-    """The whole runs file."""
+    """The whole runs file; `runs_file_model` narrows its dataset entries and scoring keys
+    to the registered kinds."""
 
     profiles: dict[str, ProfileSpec]
-    scoring: dict[DatasetKind, ScoringSpec] = Field(default_factory=dict)
+    scoring: dict[str, ScoringSpec] = Field(default_factory=dict)
     prices: dict[str, PriceSpec] = Field(default_factory=dict)
     parameters: dict[str, Any] = Field(default_factory=dict)
     runs: dict[str, RunSpec]
+
+
+@dataclass(frozen=True)
+class _Schema:
+    """The runs file's models for the kinds registered at one registry version."""
+
+    version: int
+    kind: Any
+    spec: Any
+    runs_file: type[RunsFile]
+
+
+_schema: list[_Schema] = []
+
+
+def _current() -> _Schema:
+    """The models for the kinds registered now, rebuilt when a kind comes or goes."""
+    version = kinds.registry_version()
+    if _schema and _schema[0].version == version:
+        return _schema[0]
+    kind = Literal[kinds.kind_names()]  # type: ignore[valid-type]
+    members = tuple(dataset_model(k) for k in kinds.all_kinds())
+    spec = Annotated[Union[members], Field(discriminator="kind")]  # noqa: UP007
+    profile = create_model(
+        "ProfileSpec", __base__=ProfileSpec, __module__=__name__, datasets=(dict[str, spec], ...)
+    )
+    runs_file = create_model(
+        "RunsFile",
+        __base__=RunsFile,
+        __module__=__name__,
+        profiles=(dict[str, profile], ...),  # type: ignore[valid-type]
+        scoring=(dict[kind, ScoringSpec], Field(default_factory=dict)),  # type: ignore[valid-type]
+    )
+    _schema[:] = [_Schema(version, kind, spec, runs_file)]
+    return _schema[0]
+
+
+def runs_file_model() -> type[RunsFile]:
+    """`RunsFile` with each dataset entry the model of its registered kind."""
+    return _current().runs_file
+
+
+def __getattr__(name: str) -> Any:
+    """``DatasetKind`` (the registered kinds, a ``Literal``) and ``DatasetSpec`` (a dataset
+    entry: the discriminated union of their models), as of now."""
+    if name == "DatasetKind":
+        return _current().kind
+    if name == "DatasetSpec":
+        return _current().spec
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _line(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
@@ -272,7 +254,7 @@ def _resolve(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | N
     no key of the file, so it is dropped, and it says which member's keys apply.
     """
     keys: list[Any] = []
-    ann: Any = RunsFile
+    ann: Any = runs_file_model()
     owner = None
     for part in loc:
         members = _tags(ann)
@@ -294,7 +276,7 @@ def _resolve(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | N
 def _problem(err: dict[str, Any]) -> tuple[tuple[Any, ...], str]:
     """Where in the file an error of the schema lies (its key path), and what is wrong."""
     loc, owner = _resolve(tuple(err["loc"]))
-    kinds = ", ".join(get_args(DatasetKind))
+    known = ", ".join(kinds.kind_names())
     if err["type"] == "extra_forbidden":
         allowed = ", ".join(owner.model_fields) if owner else "none"
         if owner is not None and issubclass(owner, _Dataset):
@@ -304,9 +286,9 @@ def _problem(err: dict[str, Any]) -> tuple[tuple[Any, ...], str]:
     if err["type"] == "missing":
         return loc[:-1], f"missing key {loc[-1]!r}"
     if err["type"] == "union_tag_invalid":
-        return (*loc, "kind"), f"unknown dataset kind {err['ctx']['tag']!r}; known kinds: {kinds}"
+        return (*loc, "kind"), f"unknown dataset kind {err['ctx']['tag']!r}; known kinds: {known}"
     if err["type"] == "union_tag_not_found":
-        return loc, f"missing key 'kind'; known kinds: {kinds}"
+        return loc, f"missing key 'kind'; known kinds: {known}"
     return loc, str(err["msg"]).removeprefix("Value error, ")
 
 
@@ -339,7 +321,7 @@ def validate_runs_file(raw: Any, path: Path, text: str) -> RunsFile:
         ValueError: one line per problem, each ``FILE:LINE: key.path: what is wrong``.
     """
     try:
-        spec = RunsFile.model_validate(raw)
+        spec = runs_file_model().model_validate(raw)
         problems = _cross_references(spec)
     except ValidationError as exc:
         spec = None

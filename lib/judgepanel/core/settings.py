@@ -23,13 +23,19 @@ from judgepanel.core.config import (
     load_config,
 )
 from judgepanel.core.sendconfig import COMMAND_LINE, ClientOptions, RateLimits, resolve_options
+from judgepanel.datasets.kinds import get_kind, kind_names, rated_kinds
 
-IMAGE_KINDS: tuple[str, ...] = ("eva", "para", "ratings", "ava", "aadb", "koniq", "spaq", "lapis")
-"""Dataset kinds whose items are single rated images (the rubric-fusion study): EVA and PARA,
-the generic ``ratings`` format, and the releases read as they are (``judgepanel.datasets``)."""
 
-DATASET_KINDS: tuple[str, ...] = (*IMAGE_KINDS, "vab", "visionq")
-"""The dataset formats judgepanel reads."""
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``IMAGE_KINDS``, the dataset kinds whose items are single rated images (the
+    rubric-fusion study), and ``DATASET_KINDS``, every dataset kind: the kinds registered
+    now (`judgepanel.datasets.kinds`)."""
+    if name == "IMAGE_KINDS":
+        return rated_kinds()
+    if name == "DATASET_KINDS":
+        return kind_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 DEFAULT_TEMPERATURE = 0.3
 """Sampling temperature of a dataset kind without a scoring design (VisionQ)."""
@@ -122,10 +128,8 @@ def _targets(request: ScoreRequest, run: Any) -> tuple[DatasetRef, ...]:
             raise ConfigError(
                 f"--dataset {request.dataset!r}: expected KIND:PATH, e.g. eva:data/eva"
             )
-        if kind not in DATASET_KINDS:
-            raise ConfigError(
-                f"--dataset kind {kind!r}: expected one of {', '.join(DATASET_KINDS)}"
-            )
+        if kind not in kind_names():
+            raise ConfigError(f"--dataset kind {kind!r}: expected one of {', '.join(kind_names())}")
         name = run.dataset if run and len(run.datasets) == 1 else kind
         return (DatasetRef(name, kind, Path(root).resolve()),)
     if run:
@@ -179,12 +183,12 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
         prices[model] = config.price(model)
     designs: dict[str, ScoringDesign] = {}
     for target in targets:
-        if target.kind == "visionq":
+        # VAB's score-then-rank scores its set images with the rubric, under its own design;
+        # VisionQ's choice calls take none.
+        if not get_kind(target.kind).scored:
             continue
-        # VAB's score-then-rank scores its set images with the rubric, under its own design.
-        design_kind = target.kind if target.kind in IMAGE_KINDS else "vab"
-        base = config.scoring.get(design_kind) if config else None
-        designs[target.name] = _override_design(base, request, design_kind)
+        base = config.scoring.get(target.kind) if config else None
+        designs[target.name] = _override_design(base, request, target.kind)
     parameters = dict(run.parameters) if run else dict(config.parameters if config else {})
     send = resolve_options(*(run.layers() if run else ()), (request.source, request.options))
     send = dataclasses.replace(send, limits=_limits(send, families))

@@ -16,7 +16,7 @@ import jinja2
 import pandas as pd
 
 from judgepanel.core.config import Profile
-from judgepanel.core.labels import LABELS, LabelError
+from judgepanel.core.labels import LabelError, label_reader
 from judgepanel.core.store import Store
 from judgepanel.report.page import static_text
 
@@ -117,7 +117,8 @@ def build_explorer(profile: Profile, dataset: str, outputs: Path) -> Path | None
     # slice of an Arrow-backed column costs far more than one of an object column.
     calls = calls.astype({c: object for c in calls.columns if calls[c].dtype == "str"})
     try:
-        labels = LABELS[ref.kind](ref) if ref.kind in LABELS else {}
+        reader = label_reader(ref.kind)
+        labels = reader(ref) if reader else {}
     except LabelError:
         labels = {}  # the store alone still gives every answer
     families = sorted(calls["family"].unique())

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from judgepanel.core.config import Config, Run
+from judgepanel.core.labels import item_noun
 from judgepanel.core.store import Store, StoreError
 from judgepanel.report.jsonfile import write_json
 
@@ -76,13 +77,9 @@ def n_items(store: Path, datasets: tuple[str, ...]) -> dict[str, int]:
         return dict.fromkeys(datasets, 0)
 
 
-ITEM_NOUNS = {"vab": "tasks", "visionq": "questions"}
-"""What one item of a dataset kind is, for the counts a page shows (else images)."""
-
-
 def item_nouns(run: Run) -> dict[str, str]:
     """Per dataset of the run, the plural noun its items are counted in."""
-    return {d: ITEM_NOUNS.get(run.profile.dataset(d).kind, "images") for d in run.datasets}
+    return {d: item_noun(run.profile.dataset(d).kind) for d in run.datasets}
 
 
 def world_seeds(run: Run) -> dict[str, int]:

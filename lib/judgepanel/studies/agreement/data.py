@@ -17,8 +17,8 @@ import pandas as pd
 from judgepanel.core.config import Config, Run
 from judgepanel.core.frames import read_calls, score_table, scored_dataset
 from judgepanel.core.prompts import SCORE_MAX, SCORE_MIN, load_rubric
-from judgepanel.core.settings import IMAGE_KINDS
 from judgepanel.datasets import Dataset
+from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.stats.ratings import ITEM, RATER, SCORE
 from judgepanel.stats.scale_map import LinearMap
 from judgepanel.studies.common.run_dataset import dataset_of_kind
@@ -142,7 +142,7 @@ def agreement_data(
 
 def load_agreement(run: Run, config: Config, *, families: Sequence[str]) -> AgreementData:
     """The run's rated dataset (as its scoring design sampled it) with the store's calls."""
-    ref = dataset_of_kind(run, IMAGE_KINDS, None, use=USE)
+    ref = dataset_of_kind(run, rated_kinds(), None, use=USE)
     data = scored_dataset(ref.kind, ref.root, config.design(ref.kind))
     calls = read_calls(run.profile.store, ref.name)
     return agreement_data(data, calls, ref.name, families=families)

@@ -20,8 +20,9 @@ from judgepanel.core.frames import scored_dataset
 from judgepanel.core.paths import project_root
 from judgepanel.core.score_logprobs import LogprobScoring
 from judgepanel.core.scoring import register_planner
-from judgepanel.core.settings import IMAGE_KINDS, ScoreSettings
+from judgepanel.core.settings import ScoreSettings
 from judgepanel.datasets import Dataset
+from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel.studies.fusion.parameters import FusionParameters
 from judgepanel.studies.fusion.temperature import load_rule
@@ -107,7 +108,7 @@ def plan_temperature_grid(
     return specs
 
 
-KINDS: tuple[str, ...] = IMAGE_KINDS
+KINDS: tuple[str, ...] = rated_kinds()
 for _kind in KINDS:
     register_planner(
         _kind,

@@ -20,8 +20,8 @@ import pandas as pd
 from judgepanel.core.config import Config, DatasetRef, Run, ScoringDesign
 from judgepanel.core.frames import SCORE_COLUMNS, read_calls, score_table, scored_dataset
 from judgepanel.core.prompts import load_rubric
-from judgepanel.core.settings import IMAGE_KINDS
 from judgepanel.datasets import Dataset
+from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.studies.common.run_dataset import dataset_of_kind
 from judgepanel.studies.fusion.blocks import Blocks, build_blocks
 
@@ -103,7 +103,7 @@ def load_rated(
         ConfigError: the dataset is not a rated-image dataset (eva or para), or the run
             spans several datasets and ``dataset`` is None.
     """
-    ref = dataset_of_kind(run, IMAGE_KINDS, dataset, use=USE)
+    ref = dataset_of_kind(run, rated_kinds(), dataset, use=USE)
     return _read(ref, config.design(ref.kind), run.profile.store, families, columns)
 
 
@@ -140,7 +140,7 @@ def load_profile_rated(
     store = run.profile.store
     out: dict[str, RatedData] = {}
     for name, ref in run.profile.datasets.items():
-        if ref.kind not in IMAGE_KINDS:
+        if ref.kind not in rated_kinds():
             continue
         if name in loaded:
             out[name] = loaded[name]

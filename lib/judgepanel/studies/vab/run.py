@@ -13,8 +13,8 @@ import pandas as pd
 
 from judgepanel.core.config import Config, Run, ScoringDesign
 from judgepanel.core.frames import read_calls, score_table, scored_dataset
-from judgepanel.core.settings import IMAGE_KINDS
 from judgepanel.datasets import load_vab
+from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.studies.common.run_dataset import dataset_of_kind
 from judgepanel.studies.vab.plan import KIND
 from judgepanel.studies.vab.predictions import predictions_from_store
@@ -87,7 +87,7 @@ def load_training_world(
             first).
     """
     ref = dataset_of_kind(
-        run, IMAGE_KINDS, name, use="the fused ranker's training world (per-image ratings)"
+        run, rated_kinds(), name, use="the fused ranker's training world (per-image ratings)"
     )
     design = config.design(ref.kind)
     data = scored_dataset(ref.kind, ref.root, design)

@@ -29,17 +29,15 @@ from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.frames import read_calls, score_table
 from judgepanel.core.prompts import load_rubric
 from judgepanel.core.scoring import estimate_plan
-from judgepanel.core.settings import IMAGE_KINDS
 from judgepanel.core.store import Store
 from judgepanel.datasets import load_dataset
 from judgepanel.datasets.folder import FOLDER_KIND, load_folder
+from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel.studies.fusion.deploy.arms import ArmSpec, arm_features
 from judgepanel.studies.fusion.deploy.fit import predict_model, prompt_hashes
 from judgepanel.studies.fusion.deploy.model import DeployedModel
 from judgepanel.studies.fusion.deploy.shift import shift_table
-
-SOURCE_KINDS: tuple[str, ...] = (FOLDER_KIND, *IMAGE_KINDS)
 
 
 class ModelMismatch(JudgepanelError, ValueError):
@@ -75,8 +73,9 @@ def resolve_source(
     kind, sep, root = spec.partition(":")
     if not sep or not root:
         raise ConfigError(f"--dataset {spec!r}: expected KIND:PATH, for example folder:new_images")
-    if kind not in SOURCE_KINDS:
-        raise ConfigError(f"--dataset kind {kind!r}: expected one of {', '.join(SOURCE_KINDS)}")
+    source_kinds = (FOLDER_KIND, *rated_kinds())
+    if kind not in source_kinds:
+        raise ConfigError(f"--dataset kind {kind!r}: expected one of {', '.join(source_kinds)}")
     path = Path(root).resolve()
     if kind == FOLDER_KIND:
         images = load_folder(path)

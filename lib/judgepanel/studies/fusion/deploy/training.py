@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from judgepanel.core.config import ConfigError, load_config
-from judgepanel.core.settings import IMAGE_KINDS
+from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.studies.fusion.deploy.arms import arm_spec
 from judgepanel.studies.fusion.deploy.fit import dataset_sha256, fit_arm
 from judgepanel.studies.fusion.deploy.model import DeployedModel
@@ -44,7 +44,7 @@ def fit_run(
     config = load_config(runs_file)
     the_run = config.run(run)
     profile = the_run.profile
-    rated = [d for d in the_run.datasets if profile.dataset(d).kind in IMAGE_KINDS]
+    rated = [d for d in the_run.datasets if profile.dataset(d).kind in rated_kinds()]
     if dataset is None:
         if len(rated) != 1:
             raise ConfigError(

@@ -1,0 +1,106 @@
+"""The dataset kinds judgepanel ships: one `register_kind` call each, in the order the
+runs file's error messages list them."""
+
+from __future__ import annotations
+
+from judgepanel.datasets.aadb import load_aadb
+from judgepanel.datasets.ava import load_ava
+from judgepanel.datasets.eva import load_eva
+from judgepanel.datasets.kinds import DatasetKind, Key, register_kind
+from judgepanel.datasets.koniq import load_koniq
+from judgepanel.datasets.lapis import load_lapis
+from judgepanel.datasets.para import load_para
+from judgepanel.datasets.ratings import load_ratings
+from judgepanel.datasets.spaq import load_spaq
+from judgepanel.datasets.vab import load_vab
+from judgepanel.datasets.visionq import load_questions
+
+RATED = "rated_images"
+
+register_kind(
+    DatasetKind(
+        "eva",
+        load_eva,
+        RATED,
+        summary="EVA: ``data/votes_filtered.csv`` and the images under ``EVA_together/``.",
+    )
+)
+register_kind(
+    DatasetKind(
+        "para",
+        load_para,
+        RATED,
+        summary="PARA: ``annotation/PARA-Images.csv`` and the images under ``imgs/<session>/``.",
+    )
+)
+register_kind(
+    DatasetKind(
+        "ratings",
+        load_ratings,
+        RATED,
+        summary="Ratings: ``dataset.yaml``, ``images.csv``, and "
+        "``ratings.csv`` or ``summary.csv``.",
+    )
+)
+register_kind(
+    DatasetKind(
+        "ava", load_ava, RATED, summary="AVA: ``AVA.txt``, the official test list, ``images/``."
+    )
+)
+register_kind(
+    DatasetKind(
+        "aadb",
+        load_aadb,
+        RATED,
+        summary="AADB: the label list files, ``AADB_AllinAll.csv`` where present, the images.",
+    )
+)
+register_kind(
+    DatasetKind(
+        "koniq",
+        load_koniq,
+        RATED,
+        summary="KonIQ-10k: ``koniq10k_distributions_sets.csv`` and the "
+        "images under ``1024x768/``.",
+    )
+)
+register_kind(
+    DatasetKind(
+        "spaq",
+        load_spaq,
+        RATED,
+        summary="SPAQ: the ``Annotations/`` workbook of MOS and attribute scores, ``TestImage/``.",
+    )
+)
+register_kind(
+    DatasetKind(
+        "lapis",
+        load_lapis,
+        RATED,
+        summary="LAPIS: the individual-ratings CSV under ``annotation/``, "
+        "``images/``, ``imageset/``.",
+    )
+)
+register_kind(
+    DatasetKind(
+        "vab",
+        load_vab,
+        "tasks",
+        summary="VAB: the ``data/test-*.parquet`` shards, one task a row, its images embedded.",
+        noun="tasks",
+    )
+)
+register_kind(
+    DatasetKind(
+        "visionq",
+        load_questions,
+        "tasks",
+        "VisionQ: ``data/benchmark/`` (questions, data points) and the crops under ``bench/``.",
+        keys={
+            "questions": Key(str | None, path=True, doc="the question file, if not under root"),
+            "eligible": Key(str | None, path=True, doc="the eligible-id list, if not under root"),
+        },
+        scored=False,
+        noun="questions",
+    )
+)
