@@ -6,6 +6,7 @@ nothing imports ``cli``. A study (``judgepanel.studies.<X>``) may import
 ``judgepanel.studies.common`` but never another study, and ``common`` imports no study.
 Analysis modules read tidy frames and never touch the client or the store (a study's
 ``plan`` and ``run`` modules, and the shared ``*_plan`` modules, do that for them).
+Every layer may import ``judgepanel.errors``, the error base, which imports nothing.
 ``judgepanel`` never imports the synthetic world, except the command line forwarding to
 its two commands. An import inside a function is allowed only for the optional heavy parts
 listed here.
@@ -52,6 +53,8 @@ STUDY_PACKAGES = sorted(
 )
 """Every study's package (``judgepanel.studies.fusion``...), read off the source tree."""
 BELOW_STUDIES = {"judgepanel.core", "judgepanel.stats", "judgepanel.datasets"}
+ERRORS = "judgepanel.errors"
+"""The error base: outside the layers, every one of them may import it."""
 
 # layer -> the first-party layers it may import; the first layer a module lies in is its own
 LAYERS = {
@@ -123,10 +126,14 @@ def _layer(module: str) -> str | None:
 
 def _wrong_imports(module: str, deps: list[tuple[str, bool]]) -> list[str]:
     """The first-party modules ``module`` imports that its layer may not import."""
-    allowed = LAYERS[_layer(module)]
+    allowed = {*LAYERS[_layer(module)], ERRORS}
     return sorted(
         t for t, _ in deps if t.startswith("judgepanel") and not any(_within(t, a) for a in allowed)
     )
+
+
+def test_the_error_base_imports_nothing_of_the_package():
+    assert [t for t, _ in GRAPH[ERRORS] if t.startswith("judgepanel")] == []
 
 
 def test_the_walk_sees_the_packages():

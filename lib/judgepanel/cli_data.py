@@ -17,6 +17,7 @@ from typing import Any
 
 from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import describe_dataset, describe_lines, parse_dataset_spec
+from judgepanel.core.prompts import load_rubric
 from judgepanel.datasets import DatasetError
 
 EXIT_BAD_INPUT = 2
@@ -82,8 +83,6 @@ def data_command(args: argparse.Namespace) -> int:
             raise ConfigError("--splits and --resamples must be at least 1")
         rubric = None
         if args.rubric:
-            from judgepanel.core.prompts import load_rubric
-
             if not Path(args.rubric).exists():
                 raise ConfigError(f"--rubric {args.rubric}: no such file or folder")
             rubric = (args.rubric, tuple(load_rubric(args.rubric).dimensions))

@@ -10,9 +10,9 @@ schema is generated from) can raise it too.
 
 from __future__ import annotations
 
+from judgepanel.errors import JudgepanelError
 
-class JudgepanelError(Exception):
-    """An error the command line reports as its message alone, on stderr."""
+__all__ = ["ConfigError", "JudgepanelError", "RunStopped"]
 
 
 class RunStopped(JudgepanelError):

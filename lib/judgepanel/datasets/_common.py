@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgepanel.core.errors import JudgepanelError
 from judgepanel.datasets.attribute import Attribute
+from judgepanel.errors import JudgepanelError
 
 N_SHOWN = 5
 """How many offending rows or ids an error message lists."""

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from judgepanel.core.errors import JudgepanelError
+from judgepanel.errors import JudgepanelError
 
 N_AXES = 6
 N_LEAVES = 51
