@@ -21,7 +21,8 @@ The rubric handlers recognise what is asked from keywords, not from exact prompt
 strings, so the rubric wording can change: which dimension ("technical quality",
 "composition", "colour"/"color" and tone, "distinctive"/"original", "emotional impact"),
 which scale ("1 to 10", "0-10", "1-5", "out of 100") and which format (JSON with the
-template's keys, a bare number, or a short sentence).
+template's keys, a bare number, or a short sentence). A dimension of another rubric, one
+these keywords do not name, is answered by ``judgepanel_sim.judges.anyrubric``.
 """
 
 from __future__ import annotations
@@ -104,6 +105,7 @@ REGISTRY: list[str] = [
     # Task-specific handlers first (one line each), e.g. "judgepanel_sim.judges.vab:VabHandler".
     "judgepanel_sim.judges.vab:VabHandler",
     "judgepanel_sim.judges.visionq:VisionQHandler",
+    "judgepanel_sim.judges.anyrubric:AnyRubricHandler",  # dimensions the seed lacks
     "judgepanel_sim.judges.handlers:DimensionHandler",
     "judgepanel_sim.judges.handlers:HolisticHandler",  # the fallback: keep it last
 ]

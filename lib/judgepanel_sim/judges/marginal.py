@@ -137,6 +137,23 @@ def _marginal(
     if hi <= lo:
         return ScoreMarginal(lo, (0.0,))
     z0, sd = family.impression(features, digest, dimension, temperature)
+    return gaussian_marginal(family, z0, sd, lo, hi, temperature, nodes)
+
+
+def gaussian_marginal(
+    family: Family,
+    z0: float,
+    sd: float,
+    lo: int,
+    hi: int,
+    temperature: float,
+    nodes: int = NODES,
+) -> ScoreMarginal:
+    """The score distribution for an impression ``z ~ N(z0, sd^2)`` put on [lo, hi] by
+    ``family``'s scale use: what any handler that samples ``z`` that way, then calls
+    ``Family.to_scale``, draws from."""
+    if hi <= lo:
+        return ScoreMarginal(lo, (0.0,))
     if temperature <= 0:
         logits = family.score_logits(z0, lo, hi)
         best = logits.index(max(logits))
