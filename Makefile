@@ -32,7 +32,7 @@ JOBS ?=
 CORES ?= $(shell nproc 2>/dev/null || echo 1)
 # The worlds `data` writes and the datasets it imports comparator scores for (the benchmark
 # of the report sets them to time each step; empty means none).
-WORLDS ?= eva,para,ava,vab,visionq
+WORLDS ?= eva,para,ava,vab,visionq,posters
 COMPARATORS ?= eva para
 # RUNS_FILE=F: the runs file `report` reads (default: papermill_runs.yaml); the benchmark
 # of the report gives it one commit's runs to time another commit on the same runs.

@@ -23,8 +23,8 @@ def build_parser(prog: str = "python -m judgepanel_sim") -> argparse.ArgumentPar
     synth.add_argument("--seed", type=int, default=20261130)
     synth.add_argument(
         "--only",
-        default="eva,para,ava,vab,visionq",
-        help="comma-separated subset of eva,para,ava,vab,visionq",
+        default="eva,para,ava,vab,visionq,posters",
+        help="comma-separated subset of eva,para,ava,vab,visionq,posters",
     )
     synth.add_argument("--force", action="store_true", help="rewrite worlds that already exist")
     synth.add_argument(

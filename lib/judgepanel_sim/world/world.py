@@ -31,7 +31,7 @@ import pandas as pd
 from judgepanel.datasets import load_dataset
 from judgepanel.stats import noise_ceiling, spearman
 from judgepanel_sim import portable as P
-from judgepanel_sim.world import files
+from judgepanel_sim.world import files, posters
 from judgepanel_sim.world.aesthetic import (
     LATENT_CORRELATION,
     LATENTS,
@@ -47,7 +47,7 @@ from judgepanel_sim.world.render import CONTENTS
 from judgepanel_sim.world.vab import write_vab
 from judgepanel_sim.world.visionq import write_visionq
 
-WORLDS_ORDER: tuple[str, ...] = ("eva", "para", "ava", "vab", "visionq")
+WORLDS_ORDER: tuple[str, ...] = ("eva", "para", "ava", "vab", "visionq", "posters")
 
 
 @dataclass(frozen=True)
@@ -566,6 +566,8 @@ def write_worlds(
         params: dict[str, object] = (
             {"seed": seed, "n_images": n_images}
             if kind in SIZED_WORLDS
+            else {"seed": seed, "n_images": min(n_images, posters.N_IMAGES)}
+            if kind == "posters"
             else _external_params(kind, seed, quick)
         )
         if folder.exists() and not force:
@@ -606,6 +608,8 @@ def _write_one(kind: str, out: Path, n_images: int, seed: int, quick: bool) -> t
         folder = write_world(WORLDS[kind], out, n_images, seed)
     elif kind == "ava":
         folder = write_ava_world(out, n_images, seed)
+    elif kind == "posters":  # a second study: its own size, at most that of the others
+        folder = posters.write_posters(out, min(n_images, posters.N_IMAGES), seed)
     else:
         folder = _write_external(kind, out, seed, quick)
     return folder, time.perf_counter() - start
