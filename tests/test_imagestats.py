@@ -188,3 +188,19 @@ def test_two_processes_filling_the_cache_keep_each_others_rows(tmp_path, monkeyp
     ims.image_stats_table(images[1], cache_dir=cache)
     kept = pd.read_parquet(next(cache.glob("imagestats-v*.parquet")))
     assert sorted(kept["mean_luminance"].round(4)) == [round(40 / 255, 4), round(200 / 255, 4)]
+
+
+def test_a_worker_setup_runs_in_the_worker_processes_and_changes_no_value(tmp_path) -> None:
+    from judgepanel_sim.world.memory import keep_freed_memory
+
+    paths = []
+    for i in range(4):
+        path = tmp_path / f"{i}.png"
+        Image.fromarray(
+            (np.arange(48 * 64 * 3).reshape(48, 64, 3) * (i + 1) % 255).astype("uint8")
+        ).save(path)
+        paths.append(str(path))
+    table = pd.DataFrame({"image_id": [f"i{i}" for i in range(4)], "path": paths})
+    plain = ims.image_stats_table(table, n_jobs=1)
+    pooled = ims.image_stats_table(table, n_jobs=2, worker_setup=keep_freed_memory)
+    pd.testing.assert_frame_equal(plain, pooled)

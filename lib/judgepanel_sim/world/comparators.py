@@ -20,31 +20,15 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from joblib import parallel_config, register_parallel_backend
-from joblib._parallel_backends import LokyBackend
 
 from judgepanel.datasets import DatasetError, load_dataset
 from judgepanel.datasets.comparators import load_scores
 from judgepanel.studies.fusion.imagestats import image_stats_table
+from judgepanel_sim.world.memory import keep_freed_memory
 
 MODELS = ("imagestat-sharpness", "imagestat-colourfulness", "imagestat-exposure")
 PARALLEL_FROM = 200
 """Images above which the statistics are computed in worker processes."""
-KEEP_FREED_MEMORY = {"MALLOC_MMAP_THRESHOLD_": "268435456", "MALLOC_TRIM_THRESHOLD_": "536870912"}
-"""glibc settings for the worker processes: each image's statistics allocate and free
-dozens of arrays of a few MB, which glibc would otherwise map fresh from the kernel and
-return every time (a third of the workers' time went to the kernel's page faults). Given
-to the workers' environment only (:class:`_KeepFreedMemory`); the values are unchanged."""
-
-
-class _KeepFreedMemory(LokyBackend):
-    """joblib's process backend, its workers started with :data:`KEEP_FREED_MEMORY` too."""
-
-    def _prepare_worker_env(self, n_jobs: int) -> dict[str, str]:
-        return {**super()._prepare_worker_env(n_jobs), **KEEP_FREED_MEMORY}
-
-
-register_parallel_backend("loky-keep-freed-memory", _KeepFreedMemory)
 
 
 def comparator_scores(stats: pd.DataFrame) -> pd.DataFrame:
@@ -89,10 +73,12 @@ def main(argv: list[str] | None = None) -> int:
         images = load_dataset(kind, root).images
         # Worker processes pay off only on many images: each one starts an interpreter.
         n_jobs = -1 if len(images) > PARALLEL_FROM else 1
-        with parallel_config(backend="loky-keep-freed-memory"):
-            stats = image_stats_table(
-                images[["image_id", "path"]], cache_dir=args.cache, n_jobs=n_jobs
-            )
+        stats = image_stats_table(
+            images[["image_id", "path"]],
+            cache_dir=args.cache,
+            n_jobs=n_jobs,
+            worker_setup=keep_freed_memory,
+        )
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -21,7 +21,7 @@ import fcntl
 import hashlib
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -296,16 +296,26 @@ def _save_cache(cache_dir: Path, fresh: pd.DataFrame) -> None:
         tmp.replace(target)  # atomic: a reader never sees half a file
 
 
+def _stats_after(setup: Callable[[], None] | None, path: str) -> dict[str, float]:
+    """:func:`stats_of_file` of ``path``, after ``setup`` in the process that runs it."""
+    if setup is not None:
+        setup()
+    return stats_of_file(path)
+
+
 def image_stats_table(
     images: pd.DataFrame,
     *,
     cache_dir: str | Path | None = None,
     n_jobs: int | None = 1,
+    worker_setup: Callable[[], None] | None = None,
 ) -> pd.DataFrame:
     """F11 for every image of a table with ``image_id`` and ``path``, indexed by image_id.
 
     Values already cached under ``cache_dir`` (by file content) are read, the rest are
-    computed (in parallel with ``n_jobs``) and added to the cache.
+    computed (in parallel with ``n_jobs``) and added to the cache. ``worker_setup`` (a
+    module-level function, so that it pickles) runs before each task in the process that
+    computes it: a process-wide setting such as an allocator's, never a value.
 
     Raises:
         ValueError: on a missing column, a missing file or an undecodable image, naming it.
@@ -324,7 +334,7 @@ def image_stats_table(
         {d: p for d, p in zip(digests, paths, strict=True) if d not in cached.index}.items()
     )
     if todo:
-        computed = Parallel(n_jobs=n_jobs)(delayed(stats_of_file)(p) for _, p in todo)
+        computed = Parallel(n_jobs=n_jobs)(delayed(_stats_after)(worker_setup, p) for _, p in todo)
         fresh = pd.DataFrame(computed, index=pd.Index([d for d, _ in todo], name="digest"))
         cached = pd.concat([cached, fresh[list(F11)]]) if len(cached) else fresh[list(F11)]
         if cache is not None:
