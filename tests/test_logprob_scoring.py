@@ -18,11 +18,10 @@ from test_client import PRICES, make_images
 
 from judgepanel.core.calls import CallKey, CallSpec
 from judgepanel.core.client import ClientOptions, run_calls
-from judgepanel.core.client.answers import read_choices
-from judgepanel.core.client.body import request_body
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.parameters import StudyParameters
+from judgepanel.core.providers import OPENAI
 from judgepanel.core.score_logprobs import LogprobScoring, score_token
 from judgepanel.core.store import Store
 from judgepanel.studies.common.rubric_plan import LOGPROB_KINDS, plan_images
@@ -90,10 +89,10 @@ def test_the_score_token_is_found_where_the_score_value_starts():
 def test_request_extras_and_choice_logprobs_reach_the_client():
     key = CallKey("eva", "im0", "aurora", "sim-aurora-v1", "holistic", "", 0, 0.3, "", "")
     spec = CallSpec(key, list, str, extra_body=(("logprobs", True), ("model", "other")))
-    body = json.loads(request_body(spec, [], 5))
+    body = json.loads(OPENAI.request_body(spec, [], 5))
     assert body["logprobs"] is True and body["model"] == "sim-aurora-v1"  # never replaced
     lp = {"content": [{"token": "7", "logprob": 0.0}]}
-    (choice,) = read_choices({"choices": [{"message": {"content": "7"}, "logprobs": lp}]})
+    (choice,) = OPENAI.choices({"choices": [{"message": {"content": "7"}, "logprobs": lp}]})
     assert choice.logprobs == lp
 
 

@@ -35,8 +35,10 @@ class Endpoint:
         base_url: its base URL (``None``: the SDK's default).
         key_env: the environment variable its key is read from (``None``: a simulated
             server, which needs none).
-        provider: what serves it: ``openai`` for any OpenAI-compatible endpoint, or
-            ``simulator``.
+        provider: what serves it, and so the wire format and costing its calls go through
+            (:func:`judgepanel.core.providers.provider` selects the implementation by this
+            name): ``openai`` for any OpenAI-compatible endpoint, ``simulator`` for a
+            simulated server (which speaks the same protocol), or a registered one.
     """
 
     base_url: str | None = None

@@ -18,6 +18,7 @@ from judgepanel.core.budget import CallBound, RequestShape
 from judgepanel.core.calls import KEY_FIELDS, CallKey, CallSpec
 from judgepanel.core.client.counts import CallCounts
 from judgepanel.core.config import Price
+from judgepanel.core.providers import Provider
 from judgepanel.core.store import CallResult, Store
 
 FaultHook = Callable[[str], None]
@@ -51,8 +52,7 @@ def _answer_bound(spec: CallSpec) -> CallBound:
 
 
 def _no_usage(line: ResultLine) -> bool:
-    response = line.obj.get("response")
-    body = response.get("body") if isinstance(response, dict) else None
+    body = line.result.body
     return not (isinstance(body, dict) and isinstance(body.get("usage"), dict))
 
 
@@ -72,12 +72,14 @@ def ingest_chunk(
     files: Sequence[tuple[bytes, str]],
     specs: Mapping[str, CallSpec],
     prices: Mapping[str, Price],
+    provider: Provider,
     *,
     max_reasks: int,
     status: str,
     fault: FaultHook | None = None,
 ) -> CallCounts:
-    """Write ``chunk``'s results (``files``: data and a name for messages) and close it.
+    """Write ``chunk``'s results (``files``: data and a name for messages, in
+    ``provider``'s format) and close it.
 
     ``specs`` maps the chunk's custom_ids to their calls (it may hold more); ``fault``
     (tests only) is called half-way through writing them. Returns what was written:
@@ -93,7 +95,7 @@ def ingest_chunk(
     seen: set[str] = set()
     for data, name in files:
         try:
-            lines = list(read_result_lines(data, name))
+            lines = list(read_result_lines(data, name, provider))
         except ResultFileError as exc:
             got.notes.append(str(exc))
             continue
@@ -107,7 +109,7 @@ def ingest_chunk(
                 continue
             seen.add(line.custom_id)
             spec = specs[line.custom_id]
-            model = line.model()
+            model = line.result.model
             if model is not None and model != spec.key.model:
                 got.notes.append(f"{line.where}: answered by {model}, not {spec.key.model}")
                 continue
@@ -116,6 +118,7 @@ def ingest_chunk(
             result = outcome(
                 spec,
                 line,
+                provider,
                 seed=rec.seed,
                 price=batch_price(prices[spec.key.model]),
                 bound=bound,

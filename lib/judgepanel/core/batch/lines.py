@@ -1,10 +1,11 @@
 """Batch input lines: a call's ``custom_id``, its request line, and files within limits.
 
-A line is ``{"custom_id", "method", "url", "body"}``, the format of OpenAI's batch API and
-of ``vllm run-batch``; its body is the request the online path would send, seed included,
-so a provider that honours seeds answers a batch line as it answers the online request.
-The ``custom_id`` is a digest of the call's store key, so results are matched back by key,
-never by their position in a file.
+A line's format is the provider's (:meth:`~judgepanel.core.providers.Provider.batch_line`:
+for OpenAI's batch API and ``vllm run-batch``, ``{"custom_id", "method", "url", "body"}``);
+its body is the request the online path would send, seed included, so a provider that
+honours seeds answers a batch line as it answers the online request. The ``custom_id`` is
+a digest of the call's store key, so results are matched back by key, never by their
+position in a file.
 """
 
 from __future__ import annotations
@@ -16,18 +17,14 @@ from functools import lru_cache
 
 from judgepanel.core.budget import RequestShape
 from judgepanel.core.calls import CallKey, CallSpec
-from judgepanel.core.client.body import request_body
 from judgepanel.core.config import Price
+from judgepanel.core.providers import Provider
 from judgepanel.core.store import key_text
 
-ENDPOINT = "/v1/chat/completions"
-"""The endpoint every line targets."""
 MAX_LINES = 50_000
 """Requests one batch file may hold (OpenAI's limit)."""
 MAX_BYTES = 200 * 1000 * 1000
 """Bytes one batch file may hold: OpenAI's 200 MB, counted in decimal to stay under it."""
-
-_HEAD = b'{"custom_id":"%s","method":"POST","url":"' + ENDPOINT.encode() + b'","body":'
 
 
 @lru_cache(maxsize=1 << 18)
@@ -50,17 +47,16 @@ class Line:
     data: bytes
 
 
-def encode_line(cid: str, body: bytes) -> bytes:
-    """The JSONL line (newline included) of one request body, already encoded."""
-    return _HEAD % cid.encode("ascii") + body + b"}\n"
-
-
 def build_lines(
-    specs: Iterable[CallSpec], prices: Mapping[str, Price], seeds: Mapping[str, int | None]
+    specs: Iterable[CallSpec],
+    prices: Mapping[str, Price],
+    seeds: Mapping[str, int | None],
+    provider: Provider,
 ) -> Iterator[Line]:
-    """Lines of ``specs`` in plan order, with their seeds (``seeds`` by custom_id replaces
-    a spec's own, for a re-ask) and their bounds at ``prices`` (model -> the price of a
-    batch line; one billed answer each: a re-ask is a line of a later batch, reserved then).
+    """``provider``'s lines of ``specs`` in plan order, with their seeds (``seeds`` by
+    custom_id replaces a spec's own, for a re-ask) and their bounds at ``prices`` (model ->
+    the price of a batch line; one billed answer each: a re-ask is a line of a later batch,
+    reserved then).
 
     Plan order keeps an item's calls together, so its images (and composites) are read and
     encoded once for all its calls while they are in the caches.
@@ -78,7 +74,8 @@ def build_lines(
                 shapes.clear()
             shape = shapes[shape_key] = RequestShape.of(messages, spec.max_tokens)
         bound = shape.bound(0).cost(prices[key.model])
-        yield Line(spec, cid, seed, bound, encode_line(cid, request_body(spec, messages, seed)))
+        data = provider.batch_line(cid, provider.request_body(spec, messages, seed))
+        yield Line(spec, cid, seed, bound, data)
 
 
 def chunks(

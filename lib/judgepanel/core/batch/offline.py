@@ -6,7 +6,8 @@ per dataset and model), so that their answers can be matched by ``custom_id`` an
 else sends them meanwhile. ``import`` reads the output file, matches each line to an
 exported call, re-plans the runs that exported them, and ingests them as a provider's
 batch is ingested. A line that matches no exported call stops the import before anything
-is written, naming the file and the line.
+is written, naming the file and the line. Both files are in OpenAI's format, so the
+OpenAI-compatible provider writes and reads them whatever server runs them.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from judgepanel.core.client.counts import CallCounts
 from judgepanel.core.client.entry import pending_calls
 from judgepanel.core.config import Price
 from judgepanel.core.errors import JudgepanelError
+from judgepanel.core.providers import OPENAI
 from judgepanel.core.store import Store
 
 
@@ -56,7 +58,7 @@ def export_lines(
         seeds = {
             custom_id(s.key): reask_seed(s.seed, history.get(custom_id(s.key), 0)) for s in todo
         }
-        lines = build_lines(todo, {m: batch_price(p) for m, p in prices.items()}, seeds)
+        lines = build_lines(todo, {m: batch_price(p) for m, p in prices.items()}, seeds, OPENAI)
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(f".{out.name}.part")
         n_lines = 0
@@ -119,7 +121,7 @@ def import_lines(
     except OSError as exc:
         raise OfflineImportError(f"{path}: cannot read the output file ({exc.strerror})") from None
     try:
-        lines = list(read_result_lines(data, str(path)))
+        lines = list(read_result_lines(data, str(path), OPENAI))
     except ResultFileError as exc:
         raise OfflineImportError(str(exc)) from None
     book = BatchBook(store)
@@ -158,6 +160,7 @@ def import_lines(
                 [(data, str(path))],
                 by_id,
                 prices,
+                OPENAI,
                 max_reasks=max_reasks,
                 status="imported",
             )

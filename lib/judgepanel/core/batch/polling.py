@@ -126,6 +126,7 @@ class Polling(RunState):
             ],
             specs,
             self.prices,
+            self.provider,
             max_reasks=self.options.max_reasks,
             status=status,
             fault=self.batch.fault,

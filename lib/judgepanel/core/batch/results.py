@@ -1,9 +1,9 @@
 """Reading batch results: output and error lines back into call outcomes.
 
-A result line is ``{id, custom_id, response: {status_code, request_id, body}, error}`` (the
-shape of OpenAI's output and error files and of ``vllm run-batch``'s output). Its body is a
-chat completion, read by the same code as an online answer, and its failure is classed as
-the online path classes it:
+A result line is read by the provider (for OpenAI's output and error files and ``vllm
+run-batch``'s output, ``{id, custom_id, response: {status_code, request_id, body}, error}``).
+Its body is an answer, read by the same code as an online answer, and its failure is
+classed as the online path classes it:
 
 * an answer that parses is ``ok``;
 * an answer that does not parse is asked again in a later batch (with the re-ask seed the
@@ -24,10 +24,11 @@ from typing import Any
 
 from judgepanel.core.budget import CallBound
 from judgepanel.core.calls import AnswerError, CallSpec
-from judgepanel.core.client.answers import Choice, Tally, read_choices, read_usage, short
+from judgepanel.core.client.answers import Tally, short
 from judgepanel.core.client.secrets import scrub
 from judgepanel.core.config import Price
 from judgepanel.core.errors import JudgepanelError
+from judgepanel.core.providers import BatchResult, Choice, Provider
 from judgepanel.core.retry import RETRYABLE_STATUS
 from judgepanel.core.store import CallResult
 
@@ -41,28 +42,24 @@ class ResultFileError(JudgepanelError, ValueError):
 
 @dataclass(frozen=True)
 class ResultLine:
-    """One result line: where it came from, its ``custom_id`` and the object itself."""
+    """One result line: where it came from, and what the provider read in it."""
 
     source: str
     number: int
-    custom_id: str
-    obj: dict[str, Any]
+    result: BatchResult
+
+    @property
+    def custom_id(self) -> str:
+        return self.result.custom_id
 
     @property
     def where(self) -> str:
         return f"{self.source}:{self.number}"
 
-    def model(self) -> str | None:
-        """The model the answer names, if it has one."""
-        response = self.obj.get("response")
-        body = response.get("body") if isinstance(response, dict) else None
-        model = body.get("model") if isinstance(body, dict) else None
-        return model if isinstance(model, str) else None
 
-
-def read_result_lines(data: bytes, source: str) -> Iterator[ResultLine]:
-    """The lines of an output or error file; a line that is not a result object is an
-    error naming the file and the line."""
+def read_result_lines(data: bytes, source: str, provider: Provider) -> Iterator[ResultLine]:
+    """The lines of an output or error file, read by ``provider``; a line that is not a
+    result object is an error naming the file and the line."""
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
@@ -70,10 +67,10 @@ def read_result_lines(data: bytes, source: str) -> Iterator[ResultLine]:
             obj = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ResultFileError(f"{source}:{number}: not a JSON line ({exc})") from None
-        cid = obj.get("custom_id") if isinstance(obj, dict) else None
-        if not isinstance(cid, str) or not cid:
+        result = provider.batch_result(obj)
+        if result is None:
             raise ResultFileError(f"{source}:{number}: a result line needs a custom_id")
-        yield ResultLine(source, number, cid, obj)
+        yield ResultLine(source, number, result)
 
 
 def _status_retryable(status: int) -> bool:
@@ -89,6 +86,7 @@ def _error_message(body: Any) -> str:
 def outcome(
     spec: CallSpec,
     line: ResultLine,
+    provider: Provider,
     *,
     seed: int | None,
     price: Price,
@@ -102,23 +100,21 @@ def outcome(
     ``reasks_before`` counts the re-asks this call already had, so that a batch call is
     asked again at most ``max_reasks`` times, as an online one.
     """
-    response = line.obj.get("response")
-    status = response.get("status_code") if isinstance(response, dict) else None
-    if not isinstance(status, int) or isinstance(status, bool):
+    status, body = line.result.status, line.result.body
+    if status is None:
         return None
-    body = response.get("body")
     if status != 200:
         # OpenAI puts the error in the body; vllm run-batch leaves the body out and gives
         # the message as the line's ``error``
-        message = _error_message(body if body is not None else line.obj.get("error"))
+        message = _error_message(body if body is not None else line.result.error)
         if _status_retryable(status):
             reason = f"http {status} in a batch: {message} after 1 attempts"
             return CallResult("failed", reason=reason, failure="retryable", seed=seed)
         return CallResult("failed", reason=f"http {status}: {message}", failure="final", seed=seed)
     tally = Tally(start=time.monotonic() - latency_s, seed=seed, attempts=1)
-    choices = read_choices(body)
+    choices = provider.choices(body)
     choice = choices[0] if choices else Choice(None, None)
-    tally.answered(choice, read_usage(body), price, bound)
+    tally.answered(choice, provider.usage(body), price, bound, provider)
     try:
         if tally.answer is None:
             raise AnswerError("the response holds no message")

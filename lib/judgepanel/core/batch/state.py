@@ -17,11 +17,13 @@ from judgepanel.core.client.options import ClientOptions
 from judgepanel.core.client.outcome import ClientError
 from judgepanel.core.client.secrets import endpoint_key
 from judgepanel.core.config import Price
+from judgepanel.core.providers import provider
 from judgepanel.core.store import Store
 
 
 class RunState:
-    """One batch command: the SDK client, the plan, the budget and the counters."""
+    """One batch command: the SDK client, the endpoint's provider (the lines' format and
+    their cost), the plan, the budget and the counters."""
 
     def __init__(
         self,
@@ -43,6 +45,7 @@ class RunState:
         self.run = run
         self.desc = desc
         self.custom_id = custom_id
+        self.provider = provider(options.endpoint.provider)
         self.by_id: dict[str, CallSpec] = {custom_id(s.key): s for s in specs}
         base_url = options.endpoint.base_url
         self.endpoint = base_url or "the endpoint"

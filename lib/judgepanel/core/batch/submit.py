@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from judgepanel.core.batch.ingest import batch_price
-from judgepanel.core.batch.lines import ENDPOINT, Line, build_lines, chunks, encode_line
+from judgepanel.core.batch.lines import Line, build_lines, chunks
 from judgepanel.core.batch.records import Chunk
 from judgepanel.core.batch.state import RunState
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client.answers import reask_seed
-from judgepanel.core.client.body import request_body
 
 
 class Submitting(RunState):
@@ -30,7 +29,7 @@ class Submitting(RunState):
             for s in specs
         }
         prices = {m: batch_price(p) for m, p in self.prices.items()}
-        lines = build_lines(specs, prices, seeds)
+        lines = build_lines(specs, prices, seeds, self.provider)
         for (dataset, model), part in chunks(lines, self.batch.max_lines, self.batch.max_bytes):
             if self.stopped_by_budget:
                 return
@@ -106,7 +105,7 @@ class Submitting(RunState):
         try:
             batch = self.client.batches.create(
                 input_file_id=file_id,
-                endpoint=ENDPOINT,
+                endpoint=self.provider.batch_endpoint,  # type: ignore[arg-type]
                 completion_window=self.batch.completion_window,  # type: ignore[arg-type]
                 metadata=self._metadata(chunk),
             )
@@ -123,7 +122,8 @@ class Submitting(RunState):
         out = []
         for rec in self.book.lines(chunk.chunk):
             spec = self._spec(rec.custom_id, chunk)
-            out.append(encode_line(rec.custom_id, request_body(spec, spec.build(), rec.seed)))
+            body = self.provider.request_body(spec, spec.build(), rec.seed)
+            out.append(self.provider.batch_line(rec.custom_id, body))
         return b"".join(out)
 
     def resume(self) -> None:

@@ -1,11 +1,13 @@
 """The client: send planned calls to an OpenAI-compatible endpoint, paced, and checkpoint them.
 
-One module per job: :mod:`.secrets` (the key, scrubbing), :mod:`.body` (request bodies),
-:mod:`.transport` (the SDK and one HTTP attempt), :mod:`.answers` (choices, usage, one
-call's tally), :mod:`.pacing` (rate limits, headers, 429s, adaptive concurrency),
-:mod:`.runner` (the workers) and :mod:`.entry` (:func:`run_calls`). :class:`ClientOptions`,
-the one configuration of all of them, is declared in `judgepanel.core.sendconfig`, and the
-:class:`~judgepanel.core.endpoint.Endpoint` it sends to in `judgepanel.core.endpoint`.
+One module per job: :mod:`.secrets` (the key, scrubbing), :mod:`.body` (images, read once),
+:mod:`.transport` (the SDK and one HTTP attempt), :mod:`.answers` (one call's tally),
+:mod:`.pacing` (rate limits, headers, 429s, adaptive concurrency), :mod:`.runner` (the
+workers) and :mod:`.entry` (:func:`run_calls`). :class:`ClientOptions`, the one
+configuration of all of them, is declared in `judgepanel.core.sendconfig`, and the
+:class:`~judgepanel.core.endpoint.Endpoint` it sends to in `judgepanel.core.endpoint`. What
+a request and an answer look like on the wire, and what a usage costs, is the endpoint's
+provider's (`judgepanel.core.providers`).
 
 The SDK's own retries are switched off so that every attempt is ours: counted, shown in the
 progress line and billed in the store. Before a call is sent its reservation is written to
@@ -14,8 +16,8 @@ from the environment variable the endpoint names (``OPENAI_API_KEY`` unless told
 when a client opens; every text kept from a response passes through :func:`scrub`.
 """
 
-from judgepanel.core.client.answers import Choice, Usage, reask_seed
-from judgepanel.core.client.body import cached_data_url, encode_body, request_body
+from judgepanel.core.client.answers import reask_seed
+from judgepanel.core.client.body import cached_data_url
 from judgepanel.core.client.entry import pending_calls, run_calls, run_calls_async
 from judgepanel.core.client.options import ClientOptions, RateLimits
 from judgepanel.core.client.outcome import ClientError, RunAborted, RunSummary
@@ -30,6 +32,7 @@ from judgepanel.core.client.secrets import (
     scrub_value,
 )
 from judgepanel.core.client.transport import http_transport, open_client
+from judgepanel.core.providers import Choice, Usage, encode_body
 
 __all__ = [
     "API_KEY_ENV",
@@ -54,7 +57,6 @@ __all__ = [
     "pending_calls",
     "reask_seed",
     "repetition_groups",
-    "request_body",
     "run_calls",
     "run_calls_async",
     "scrub",

@@ -27,6 +27,7 @@ from judgepanel.core.client.runner import Runner, repetition_groups
 from judgepanel.core.client.secrets import endpoint_key
 from judgepanel.core.client.transport import open_client
 from judgepanel.core.config import Price
+from judgepanel.core.providers import Provider, provider
 from judgepanel.core.store import Store
 
 log = logging.getLogger("judgepanel.core.client")
@@ -73,6 +74,7 @@ async def run_calls_async(
     """Send every planned call not yet in ``store``; see :func:`run_calls`."""
     options = options or ClientOptions()
     started = time.monotonic()
+    impl = provider(options.endpoint.provider)  # an unknown provider fails before any send
     plan = _unique_plan(specs)
     # The plan is filtered under its datasets' writer lock, so a second process cannot slip
     # in between reading the checkpoints and sending; other datasets may be sent meanwhile.
@@ -100,7 +102,7 @@ async def run_calls_async(
         else:
             summary = await _send_all(
                 todo, store, endpoint_key(options.endpoint), prices, options, len(plan),
-                skipped, desc,
+                skipped, desc, impl,
             )  # fmt: skip
         return dataclasses.replace(
             summary,
@@ -119,6 +121,7 @@ async def _send_all(
     plan_size: int,
     skipped: int,
     desc: str,
+    impl: Provider,
 ) -> RunSummary:
     base_url = options.endpoint.base_url
     options.retry_policy()  # a bad policy fails before anything is sent
@@ -146,6 +149,7 @@ async def _send_all(
         bar=bar,
         total=len(todo),
         endpoint=base_url or "the endpoint",
+        provider=impl,
     )
     queue = deque(repetition_groups(todo, options.samples_per_request))
     try:

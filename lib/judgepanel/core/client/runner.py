@@ -26,22 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from judgepanel.core.budget import Budget, CallBound, RequestShape
 from judgepanel.core.calls import AnswerError, CallSpec
-from judgepanel.core.client.answers import (
-    Choice,
-    Tally,
-    error_detail,
-    read_choices,
-    read_usage,
-    reask_seed,
-    short,
-)
-from judgepanel.core.client.body import request_body
+from judgepanel.core.client.answers import Tally, error_detail, reask_seed, short
 from judgepanel.core.client.counts import CallCounts
 from judgepanel.core.client.outcome import RunAborted
 from judgepanel.core.client.pacing import Lane, Pacer, RateHeaders
 from judgepanel.core.client.secrets import scrub
 from judgepanel.core.client.transport import Reply, post_chat
 from judgepanel.core.config import Price
+from judgepanel.core.providers import Choice, Provider
 from judgepanel.core.retry import RetryDecision, RetryPolicy, classify, retry_after_seconds
 from judgepanel.core.store import CallResult, Store
 
@@ -115,9 +107,11 @@ class Runner:
         bar: Any,
         total: int,
         endpoint: str,
+        provider: Provider,
         seed: int = 0,
     ) -> None:
         self.client = client
+        self.provider = provider
         self.store = store
         self.prices = prices
         self.budget = budget
@@ -171,15 +165,14 @@ class Runner:
         await lane.acquire(lane.estimate(estimate, spec.max_tokens, n))
         try:
             self.c.requests += 1
-            reply = await post_chat(
-                self.client, request_body(spec, messages, seed, n), self.timeout
-            )
+            body = self.provider.request_body(spec, messages, seed, n)
+            reply = await post_chat(self.client, body, self.timeout, self.provider.chat_path)
         except Exception as exc:
             self._refusal(lane, exc)
             raise
         finally:
             await lane.release()
-        usage = read_usage(reply.body)
+        usage = self.provider.usage(reply.body)
         lane.answered(RateHeaders.of(reply.headers), estimate, usage and usage.prompt)
         return reply
 
@@ -216,9 +209,10 @@ class Runner:
             if isinstance(got, Failed):
                 return tally.result("failed", got.reason, failure=got.failure)
             resp, unreadable = got
-            choices = read_choices(resp)
+            choices = self.provider.choices(resp)
             tally.samples = 1
-            tally.answered(choices[0] if choices else _NO_CHOICE, read_usage(resp), price, bound)
+            choice = choices[0] if choices else _NO_CHOICE
+            tally.answered(choice, self.provider.usage(resp), price, bound, self.provider)
             outcome = self._read(spec, tally, unreadable)
             if outcome is not None:
                 return outcome
@@ -302,10 +296,10 @@ class Runner:
                 return [t.result("failed", got.reason, failure=got.failure) for t in tallies]
             resp, body_error = got
             break
-        choices = read_choices(resp)[: len(group)]
+        choices = self.provider.choices(resp)[: len(group)]
         if body_error or not choices:
             choices = [_NO_CHOICE]  # billed as one unreadable answer, like a single call
-        usage = read_usage(resp)
+        usage = self.provider.usage(resp)
         shares = usage.split(len(choices)) if usage is not None else [None] * len(choices)
         if len(choices) < len(group) and model not in self.ignores_n:
             self.ignores_n.add(model)
@@ -318,7 +312,7 @@ class Runner:
             tally = tallies[i]
             if i < len(choices):
                 tally.samples = len(choices)
-                tally.answered(choices[i], shares[i], price, bound)
+                tally.answered(choices[i], shares[i], price, bound, self.provider)
                 outcome = self._read(spec, tally, body_error)
                 if outcome is None:  # re-asked alone
                     outcome = await self.call(spec, messages, bound, shape, tally)

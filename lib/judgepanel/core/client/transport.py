@@ -52,8 +52,10 @@ class Reply:
     headers: Mapping[str, str]
 
 
-async def post_chat(client: openai.AsyncOpenAI, content: bytes, timeout: float) -> Reply:
-    """One HTTP attempt at ``/chat/completions`` with an already encoded body.
+async def post_chat(
+    client: openai.AsyncOpenAI, content: bytes, timeout: float, path: str = "/chat/completions"
+) -> Reply:
+    """One HTTP attempt at ``path`` (the provider's) with an already encoded body.
 
     The request goes through the SDK's ``post`` and the answer comes back as the raw HTTP
     response: the typed ``create`` would walk every message part through its TypedDict
@@ -68,7 +70,7 @@ async def post_chat(client: openai.AsyncOpenAI, content: bytes, timeout: float) 
     # so a server that trickles bytes cannot hold a worker forever.
     async with asyncio.timeout(timeout + 1.0):
         response = await client.post(
-            "/chat/completions",
+            path,
             cast_to=httpx2.Response,
             content=content,
             options={"timeout": timeout},
