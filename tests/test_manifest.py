@@ -102,3 +102,25 @@ def test_a_malformed_manifest_names_its_line(tmp_path):
     with pytest.raises(ValueError, match=r"MANIFEST.sha256:2"):
         read_manifest(bad)
     assert main(["verify", str(tmp_path / "nothing")]) == 1
+
+
+def test_another_studys_report_has_its_own_reference(tmp_path):
+    """A second profile's report names its profile, is published to a reference of its
+    own, and is not checked against the demo's."""
+    root = tmp_path / "project"
+    demo = _report(tmp_path / "demo")
+    study = tmp_path / "posters"
+    tables = study / "posters-study" / "tables"
+    tables.mkdir(parents=True)
+    write_table(pd.DataFrame({"dimension": ["symmetry"], "rho": [0.61]}), tables / "cells.csv")
+    write_manifest(study, "quick", "posters")
+    assert read_manifest(study / MANIFEST_NAME).profile == "posters"
+    assert read_manifest(demo / MANIFEST_NAME).profile == "demo"
+    assert "# profile:" not in (demo / MANIFEST_NAME).read_text()  # the demo's is as before
+    assert publish_reference(study, root) == root / "tests" / "reference" / "posters-quick"
+    assert publish_reference(demo, root) == root / "tests" / "reference" / "demo-quick"
+    assert verify(study, root / "tests" / "reference" / "posters-quick") == []
+    assert verify(study, root / "tests" / "reference" / "demo-quick") == [
+        f"{study} holds the report of profile 'posters'; "
+        f"{root / 'tests' / 'reference' / 'demo-quick'} is of profile 'demo'"
+    ]

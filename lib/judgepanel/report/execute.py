@@ -556,7 +556,7 @@ def run_report(request: ReportRequest, config: Config | None = None) -> int:
         with timings.step("index"):
             write_ledger(outputs, config)
             index = write_index(outputs, results, config) if request.pages else None
-            write_manifest(outputs, "quick" if request.quick else "full")
+            write_manifest(outputs, "quick" if request.quick else "full", request.profile)
     finally:
         workers.shutdown(cancel_futures=True)
         for server in servers:

@@ -10,7 +10,9 @@ What measures the run rather than the data stays out of the digest: the columns 
 :data:`RUN_MEASURES` (wall times; how many calls this execution sent or found already in the
 store). The committed manifests of the demo report, full and quick, sit beside the
 reference tables they were made from (:func:`reference_dir`), so that ``judgepanel verify``
-names each table that differs and shows its first differing cell.
+names each table that differs and shows its first differing cell. A manifest names the
+profile whose report it is (``# profile:``; a manifest without the line is the demo's),
+so that another study's report, in a folder of its own, has a reference of its own.
 """
 
 from __future__ import annotations
@@ -41,13 +43,14 @@ RUN_MEASURES: dict[str, tuple[str, ...]] = {
 of digests."""
 
 KINDS = ("full", "quick")
+DEFAULT_PROFILE = "demo"
 
 
-def reference_dir(kind: str, root: Path | None = None) -> Path:
-    """Where the committed manifest and tables of the demo report of ``kind`` live."""
+def reference_dir(kind: str, root: Path | None = None, profile: str = DEFAULT_PROFILE) -> Path:
+    """Where the committed manifest and tables of ``profile``'s report of ``kind`` live."""
     if kind not in KINDS:
         raise ValueError(f"unknown report kind {kind!r}; choose from {', '.join(KINDS)}")
-    return (root or project_root()) / "tests" / "reference" / f"demo-{kind}"
+    return (root or project_root()) / "tests" / "reference" / f"{profile}-{kind}"
 
 
 def write_table(df: pd.DataFrame, path: Path, index: bool = False) -> None:
@@ -83,12 +86,13 @@ def table_digest(path: Path) -> str:
     return hashlib.sha256(buf.getvalue().encode("utf-8")).hexdigest()
 
 
-def manifest_text(outputs: Path, kind: str) -> str:
+def manifest_text(outputs: Path, kind: str, profile: str = DEFAULT_PROFILE) -> str:
     """The manifest of a report folder: a short header, then ``digest  path`` per table."""
     left_out = "; ".join(f"{t}: {', '.join(c)}" for t, c in sorted(RUN_MEASURES.items()))
     lines = [
         "# judgepanel report tables: SHA-256 of each table as `judgepanel verify` reads it",
         f"# kind: {kind}",
+        *([f"# profile: {profile}"] if profile != DEFAULT_PROFILE else []),
         f"# floats: {FLOAT_DIGITS} significant digits; columns left out: {left_out}",
     ]
     for rel in table_paths(outputs):
@@ -96,28 +100,32 @@ def manifest_text(outputs: Path, kind: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_manifest(outputs: Path, kind: str) -> Path:
-    """Write ``outputs/MANIFEST.sha256`` for the report in ``outputs``."""
+def write_manifest(outputs: Path, kind: str, profile: str = DEFAULT_PROFILE) -> Path:
+    """Write ``outputs/MANIFEST.sha256`` for ``profile``'s report in ``outputs``."""
     path = Path(outputs) / MANIFEST_NAME
-    path.write_text(manifest_text(outputs, kind), encoding="utf-8")
+    path.write_text(manifest_text(outputs, kind, profile), encoding="utf-8")
     return path
 
 
 @dataclass(frozen=True)
 class Manifest:
-    """A parsed manifest: the report's kind and each table's digest by relative path."""
+    """A parsed manifest: the report's kind, its profile and each table's digest by
+    relative path."""
 
     kind: str
     digests: dict[str, str]
+    profile: str = DEFAULT_PROFILE
 
 
 def read_manifest(path: Path) -> Manifest:
     """Parse a manifest file; a malformed line is an error naming the file and the line."""
-    kind = ""
+    kind, profile = "", DEFAULT_PROFILE
     digests: dict[str, str] = {}
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if line.startswith("# kind:"):
             kind = line.split(":", 1)[1].strip()
+        if line.startswith("# profile:"):
+            profile = line.split(":", 1)[1].strip()
         if not line.strip() or line.startswith("#"):
             continue
         digest, sep, rel = line.partition("  ")
@@ -126,15 +134,20 @@ def read_manifest(path: Path) -> Manifest:
         digests[rel] = digest
     if kind not in KINDS:
         raise ValueError(f"{path}: no '# kind: full|quick' line")
-    return Manifest(kind, digests)
+    return Manifest(kind, digests, profile)
+
+
+def report_manifest(outputs: Path) -> Manifest:
+    """The manifest the report in ``outputs`` wrote (its kind and profile)."""
+    path = Path(outputs) / MANIFEST_NAME
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no manifest; run `make report` (or QUICK=1) first")
+    return read_manifest(path)
 
 
 def report_kind(outputs: Path) -> str:
     """Whether the report in ``outputs`` is quick or full, from the manifest it wrote."""
-    path = Path(outputs) / MANIFEST_NAME
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no manifest; run `make report` (or QUICK=1) first")
-    return read_manifest(path).kind
+    return report_manifest(outputs).kind
 
 
 def first_difference(got: pd.DataFrame, want: pd.DataFrame) -> str:
@@ -155,17 +168,23 @@ def first_difference(got: pd.DataFrame, want: pd.DataFrame) -> str:
 
 
 def verify(outputs: Path, reference: Path | None = None) -> list[str]:
-    """Compare the report in ``outputs`` with the committed demo report of its kind.
+    """Compare the report in ``outputs`` with the committed report of its kind and profile.
 
     Returns one line per difference (an empty list when every table matches): a table
     whose digest differs, with its first differing cell; a table missing from either side.
     """
     outputs = Path(outputs)
-    kind = report_kind(outputs)
-    reference = reference or reference_dir(kind)
+    got_manifest = report_manifest(outputs)
+    kind = got_manifest.kind
+    reference = reference or reference_dir(kind, profile=got_manifest.profile)
     want = read_manifest(reference / MANIFEST_NAME)
     if want.kind != kind:
         return [f"{outputs} holds a {kind} report; {reference} is the {want.kind} one"]
+    if want.profile != got_manifest.profile:
+        return [
+            f"{outputs} holds the report of profile {got_manifest.profile!r}; {reference} "
+            f"is of profile {want.profile!r}"
+        ]
     got = {rel.as_posix(): table_digest(outputs / rel) for rel in table_paths(outputs)}
     problems = []
     for rel, digest in want.digests.items():
@@ -191,13 +210,14 @@ def publish_reference(outputs: Path, root: Path | None = None) -> Path:
     that changes a table then shows the new numbers cell by cell.
     """
     outputs = Path(outputs)
-    kind = report_kind(outputs)
-    dest = reference_dir(kind, root)
+    made = report_manifest(outputs)
+    dest = reference_dir(made.kind, root, made.profile)
     if dest.exists():
         shutil.rmtree(dest)
     for rel in table_paths(outputs):
         target = dest / "tables" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         canonical_table(outputs / rel).to_csv(target, index=False, lineterminator="\n")
-    (dest / MANIFEST_NAME).write_text(manifest_text(outputs, kind), encoding="utf-8")
+    text = manifest_text(outputs, made.kind, made.profile)
+    (dest / MANIFEST_NAME).write_text(text, encoding="utf-8")
     return dest
