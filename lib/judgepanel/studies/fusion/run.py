@@ -65,15 +65,17 @@ def _read(
     store: str | Path,
     families: Sequence[str],
     columns: Sequence[str] | None,
+    rubric_sha: str | None = None,
 ) -> RatedData:
-    """A rated dataset's scored images, calls, scores and blocks."""
+    """A rated dataset's scored images, calls, scores and blocks (``rubric_sha``: the
+    rubric's calls to read, default the project's rubric)."""
     data = scored_dataset(ref.kind, ref.root, design)
     calls = read_calls(store, ref.name, columns=columns)
     scores = score_table(
         calls,
         ref.name,
         families=list(families),
-        rubric_sha=load_rubric().sha256,
+        rubric_sha=rubric_sha or load_rubric().sha256,
         temperature=design.temperature,
     )
     human = data.images.set_index("image_id")["mean_score"]
@@ -103,7 +105,8 @@ def load_rated(
             spans several datasets and ``dataset`` is None.
     """
     ref = dataset_of_kind(run, IMAGE_KINDS, dataset, use=USE)
-    return _read(ref, config.design(ref.kind), run.profile.store, families, columns)
+    rubric_sha = load_rubric(run.rubric).sha256
+    return _read(ref, config.design(ref.kind), run.profile.store, families, columns, rubric_sha)
 
 
 def load_run(
@@ -144,5 +147,7 @@ def load_profile_rated(
         if name in loaded:
             out[name] = loaded[name]
         elif len(read_calls(store, name, kinds=("holistic", "dimension"), columns=["kind"])):
-            out[name] = _read(ref, config.design(ref.kind), store, families, SCORE_COLUMNS)
+            design = config.design(ref.kind)
+            sha = load_rubric(run.rubric).sha256
+            out[name] = _read(ref, design, store, families, SCORE_COLUMNS, sha)
     return out
