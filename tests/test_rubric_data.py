@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from test_scoring_cli import images_table, jp_inline, write_eva, write_runs_file
@@ -290,3 +291,31 @@ def test_score_with_rubric_keys_calls_by_its_hash(sim_server, tmp_path, monkeypa
         scale = rubric.dimensions[str(dim)].scale
         assert ok["value"].between(scale.min, scale.max).all()
         assert sub.loc[sub["status"] != "ok", "value"].isna().all()
+
+
+@pytest.mark.timeout(300)
+def test_scoring_notebook_follows_the_rubric(sim_server, tmp_path, monkeypatch, capsys):
+    """Notebook 00 on a rubric without a holistic question and with named levels: it runs,
+    and its tables hold the rubric's dimensions (``report --rubric``)."""
+    from judgepanel.cli import main
+
+    rubric_file = write(tmp_path, MIXED, "derm.yaml")
+    runs = write_runs_file(tmp_path, write_eva(tmp_path / "eva"))
+    code = jp_inline(
+        monkeypatch, sim_server.base_url, "score", "--run", "t-eva", "--runs-file", str(runs),
+        "--rubric", str(rubric_file), "--no-progress", "--max-failure-share", "1",
+    )  # fmt: skip
+    assert code == 0
+    out = tmp_path / "out"
+    code = main(
+        ["report", "--profile", "t", "--runs-file", str(runs), "--rubric", str(rubric_file),
+         "--only", "00", "--tables-only", "--outputs", str(out), "--jobs", "1",
+         "-p", "savings_images=0"]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr()
+    tables = out / "t-eva" / "tables"
+    dist = pd.read_csv(tables / "score_distribution.csv")
+    assert set(dist["prompt"]) <= set(load_rubric(rubric_file).dimensions)
+    cov = pd.read_csv(tables / "coverage.csv")
+    assert set(cov["kind"]) == {"dimension"} and cov["planned"].sum() == 24
+    assert "holistic" not in set(pd.read_csv(tables / "repetition_agreement.csv")["prompt"])

@@ -178,6 +178,8 @@ def _dimensions(raw: Any, where: str) -> dict[str, Dimension]:
     dims = _mapping(raw, f"{where}: dimensions")
     if not dims:
         raise RubricError(f"{where}: dimensions: a rubric needs at least one dimension")
+    if "holistic" in dims:
+        raise RubricError(f"{where}: dimensions.holistic: the name is the holistic question's")
     return {str(k): _dimension(str(k), v, f"{where}: dimensions.{k}") for k, v in dims.items()}
 
 
