@@ -293,14 +293,33 @@ def test_score_with_rubric_keys_calls_by_its_hash(sim_server, tmp_path, monkeypa
         assert sub.loc[sub["status"] != "ok", "value"].isna().all()
 
 
+NOTEBOOK_RUBRIC = textwrap.dedent(
+    """\
+    dimensions:
+      sharpness: {title: Sharpness, asks: how sharp the subject is}
+      balance: {title: Balance, asks: how balanced the frame is, scale: {min: 1, max: 5}}
+      mood:
+        title: Mood
+        asks: what mood the image carries
+        levels: {bleak: 1, cold: 2, calm: 3, mild: 4, warm: 5, bright: 6, lively: 7, joyful: 8}
+    """
+)
+"""A rubric whose every dimension the simulated judges can answer within its scale (the
+simulator answers integers), so that every image has every feature."""
+
+
 @pytest.mark.timeout(300)
 def test_scoring_notebook_follows_the_rubric(sim_server, tmp_path, monkeypatch, capsys):
-    """Notebook 00 on a rubric without a holistic question and with named levels: it runs,
-    and its tables hold the rubric's dimensions (``report --rubric``)."""
+    """Notebooks 00 and 01 on a rubric without a holistic question and with named levels:
+    they run, 00's tables hold the rubric's dimensions, and 01 (whose cells compare each
+    dimension prompt with the holistic one) says it has nothing to test (``report --rubric``)."""
     from judgepanel.cli import main
 
-    rubric_file = write(tmp_path, MIXED, "derm.yaml")
+    rubric_file = write(tmp_path, NOTEBOOK_RUBRIC, "nb.yaml")
     runs = write_runs_file(tmp_path, write_eva(tmp_path / "eva"))
+    raw = yaml.safe_load(runs.read_text())
+    raw["runs"]["t-eva"]["notebooks"] = ["00_scoring", "01_mtmm_validity"]
+    runs.write_text(yaml.safe_dump(raw))
     code = jp_inline(
         monkeypatch, sim_server.base_url, "score", "--run", "t-eva", "--runs-file", str(runs),
         "--rubric", str(rubric_file), "--no-progress", "--max-failure-share", "1",
@@ -309,7 +328,7 @@ def test_scoring_notebook_follows_the_rubric(sim_server, tmp_path, monkeypatch, 
     out = tmp_path / "out"
     code = main(
         ["report", "--profile", "t", "--runs-file", str(runs), "--rubric", str(rubric_file),
-         "--only", "00", "--tables-only", "--outputs", str(out), "--jobs", "1",
+         "--only", "00,01", "--tables-only", "--outputs", str(out), "--jobs", "1",
          "-p", "savings_images=0"]
     )  # fmt: skip
     assert code == 0, capsys.readouterr()
@@ -317,5 +336,8 @@ def test_scoring_notebook_follows_the_rubric(sim_server, tmp_path, monkeypatch, 
     dist = pd.read_csv(tables / "score_distribution.csv")
     assert set(dist["prompt"]) <= set(load_rubric(rubric_file).dimensions)
     cov = pd.read_csv(tables / "coverage.csv")
-    assert set(cov["kind"]) == {"dimension"} and cov["planned"].sum() == 24
+    assert set(cov["kind"]) == {"dimension"} and cov["planned"].sum() == 3 * 2 * 3
     assert "holistic" not in set(pd.read_csv(tables / "repetition_agreement.csv")["prompt"])
+    assert not (tables / "table5_mtmm_cells.csv").exists()
+    executed = (out / "t-eva" / "01_mtmm_validity.ipynb").read_text(encoding="utf-8")
+    assert "asks no holistic question" in executed

@@ -19,7 +19,7 @@ import pandas as pd
 
 from judgepanel.core.config import Config, DatasetRef, Run, ScoringDesign
 from judgepanel.core.frames import SCORE_COLUMNS, read_calls, score_table, scored_dataset
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.prompts import Rubric, load_rubric
 from judgepanel.core.settings import IMAGE_KINDS
 from judgepanel.datasets import Dataset
 from judgepanel.studies.common.run_dataset import dataset_of_kind
@@ -39,6 +39,7 @@ class RatedData:
         calls: the stored calls of the dataset (``columns`` of :func:`load_rated`).
         scores: the ok holistic and dimension answers of the panel (``score_table``).
         blocks: the feature blocks, on the images that have every feature.
+        rubric: the run's rubric (its dimensions are the blocks' P columns).
     """
 
     name: str
@@ -47,6 +48,7 @@ class RatedData:
     calls: pd.DataFrame
     scores: pd.DataFrame
     blocks: Blocks
+    rubric: Rubric | None = None
 
     @property
     def images(self) -> pd.DataFrame:
@@ -65,22 +67,23 @@ def _read(
     store: str | Path,
     families: Sequence[str],
     columns: Sequence[str] | None,
-    rubric_sha: str | None = None,
+    rubric: Rubric,
 ) -> RatedData:
-    """A rated dataset's scored images, calls, scores and blocks (``rubric_sha``: the
-    rubric's calls to read, default the project's rubric)."""
+    """A rated dataset's scored images, calls, scores and blocks under ``rubric``."""
     data = scored_dataset(ref.kind, ref.root, design)
     calls = read_calls(store, ref.name, columns=columns)
     scores = score_table(
         calls,
         ref.name,
         families=list(families),
-        rubric_sha=rubric_sha or load_rubric().sha256,
+        rubric_sha=rubric.sha256,
         temperature=design.temperature,
     )
     human = data.images.set_index("image_id")["mean_score"]
-    blocks = build_blocks(scores, human, list(families))
-    return RatedData(ref.name, design, data, calls, scores, blocks)
+    blocks = build_blocks(
+        scores, human, list(families), dimensions=rubric.keys, holistic=rubric.holistic is not None
+    )
+    return RatedData(ref.name, design, data, calls, scores, blocks, rubric)
 
 
 def load_rated(
@@ -105,8 +108,8 @@ def load_rated(
             spans several datasets and ``dataset`` is None.
     """
     ref = dataset_of_kind(run, IMAGE_KINDS, dataset, use=USE)
-    rubric_sha = load_rubric(run.rubric).sha256
-    return _read(ref, config.design(ref.kind), run.profile.store, families, columns, rubric_sha)
+    rubric = load_rubric(run.rubric)
+    return _read(ref, config.design(ref.kind), run.profile.store, families, columns, rubric)
 
 
 def load_run(
@@ -148,6 +151,6 @@ def load_profile_rated(
             out[name] = loaded[name]
         elif len(read_calls(store, name, kinds=("holistic", "dimension"), columns=["kind"])):
             design = config.design(ref.kind)
-            sha = load_rubric(run.rubric).sha256
-            out[name] = _read(ref, design, store, families, SCORE_COLUMNS, sha)
+            rubric = load_rubric(run.rubric)
+            out[name] = _read(ref, design, store, families, SCORE_COLUMNS, rubric)
     return out
