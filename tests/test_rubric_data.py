@@ -266,6 +266,21 @@ def test_runs_file_names_the_rubric(tmp_path: Path) -> None:
     assert chosen.rubric == other  # --rubric wins over the run's
 
 
+def test_check_loads_each_runs_rubric(tmp_path: Path, capsys) -> None:
+    from judgepanel.cli import main
+
+    write(tmp_path, MIXED.replace("{min: 1, max: 5}", "{min: 5, max: 1}"), "derm.yaml")
+    runs = write_runs_file(tmp_path, write_eva(tmp_path / "eva"))
+    raw = yaml.safe_load(runs.read_text())
+    raw["profiles"]["t"]["rubric"] = "derm.yaml"
+    runs.write_text(yaml.safe_dump(raw))
+    assert main(["check", "--runs-file", str(runs), "--profile", "t"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  rubric derm.yaml" in out and "dimensions.border.scale: min 5" in out
+    code = main(["score", "--run", "t-eva", "--runs-file", str(runs), "--dry-run"])
+    assert code != 0 and "derm.yaml" in capsys.readouterr().err
+
+
 @pytest.mark.timeout(240)
 def test_score_with_rubric_keys_calls_by_its_hash(sim_server, tmp_path, monkeypatch, capsys):
     rubric_file = write(tmp_path, MIXED, "derm.yaml")
