@@ -145,7 +145,7 @@ CARD_TEXT = yaml.safe_dump(CARD, sort_keys=False)
         ),
         (
             "dimension: quality",
-            "dimension: sharpness",
+            "dimension: sharp ness",
             r"attributes\.sharpness\.dimension: expected",
         ),
         ("dimension: composition", "dimension: holistic", "exactly one attribute must have"),

@@ -356,3 +356,42 @@ def test_scoring_notebook_follows_the_rubric(sim_server, tmp_path, monkeypatch, 
     assert not (tables / "table5_mtmm_cells.csv").exists()
     executed = (out / "t-eva" / "01_mtmm_validity.ipynb").read_text(encoding="utf-8")
     assert "asks no holistic question" in executed
+
+
+# -- human ratings mapped to any rubric (data describe --rubric) ------------------------------
+
+
+def test_ratings_attribute_may_validate_any_rubric_dimension(tmp_path: Path, capsys) -> None:
+    from release_files import CARD, write_generic
+
+    from judgepanel.cli import main
+    from judgepanel.datasets import load_dataset
+
+    card = yaml.safe_load(yaml.safe_dump(CARD))
+    card["attributes"]["sharpness"]["dimension"] = "asymmetry"  # a dimension of MIXED
+    card["attributes"]["clutter"]["dimension"] = "texture"  # a dimension MIXED lacks
+    root = write_generic(tmp_path / "derm", card=card)
+    ds = load_dataset("ratings", str(root))
+    assert {"asymmetry", "texture"} <= set(ds.images.columns)
+    rubric_file = write(tmp_path, MIXED + "holistic: {scale: {min: 1, max: 10}}\n")
+    args = ["data", "describe", "--dataset", f"ratings:{root}", "--rubric", str(rubric_file)]
+    assert main([*args, "--json", "--resamples", "20", "--splits", "20"]) == 0
+    info = __import__("json").loads(capsys.readouterr().out)
+    rows = {r["dimension"]: r for r in info["mapping"]}
+    assert list(rows) == ["holistic", "asymmetry", "border", "network", "veil"]
+    assert rows["holistic"]["attribute"] == "aesthetic" and rows["holistic"]["ceiling"] > 0
+    assert rows["asymmetry"]["attribute"] == "sharpness"
+    assert rows["asymmetry"]["column"] == "asymmetry"
+    assert rows["asymmetry"]["ceiling_method"] == "per_rater_split_half"
+    assert (
+        rows["border"]["attribute"] is None and "no attribute" in rows["border"]["ceiling_reason"]
+    )
+    assert info["unmapped"] == [{"attribute": "clutter", "dimension": "texture"}]
+    assert info["rubric"]["sha256"] == load_rubric(rubric_file).sha256
+    assert main([*args, "--resamples", "20", "--splits", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "asymmetry            sharpness" in out and "per-rater split-half" in out
+    assert "names dimension 'texture', which this rubric does not have" in out
+    bad = write(tmp_path, "dimensions: {}\n", "bad.yaml")
+    assert main([*args[:-1], str(bad)]) == 2
+    assert "bad.yaml" in capsys.readouterr().err

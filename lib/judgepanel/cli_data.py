@@ -16,6 +16,7 @@ from typing import Any
 
 from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import describe_dataset, describe_lines, parse_dataset_spec
+from judgepanel.core.rubric import RubricError, load_rubric
 from judgepanel.datasets import DatasetError
 
 EXIT_BAD_INPUT = 2
@@ -47,6 +48,11 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     describe.add_argument("--splits", type=int, default=100, help="splits of the ceiling")
     describe.add_argument("--resamples", type=int, default=200, help="resamples of its interval")
     describe.add_argument("--seed", type=int, default=0, help="seed of splits and resamples")
+    describe.add_argument(
+        "--rubric",
+        help="a rubric YAML file or folder: which attribute validates each of its questions, "
+        "with that attribute's noise ceiling",
+    )
 
 
 def print_info(
@@ -73,8 +79,15 @@ def data_command(args: argparse.Namespace) -> int:
         kind, root = parse_dataset_spec(args.dataset)
         if args.splits < 1 or args.resamples < 1:
             raise ConfigError("--splits and --resamples must be at least 1")
+        rubric = load_rubric(args.rubric) if getattr(args, "rubric", None) else None
         return describe_dataset(
-            kind, root, n_splits=args.splits, n_resamples=args.resamples, seed=args.seed
+            kind,
+            root,
+            n_splits=args.splits,
+            n_resamples=args.resamples,
+            seed=args.seed,
+            rubric=rubric,
         )
 
-    return print_info(compute, describe_lines, args.json, (ConfigError, DatasetError, OSError))
+    errors = (ConfigError, DatasetError, RubricError, OSError)
+    return print_info(compute, describe_lines, args.json, errors)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from judgepanel.core.config import ConfigError
+from judgepanel.core.rubric import Rubric
 from judgepanel.datasets import RATED_LOADERS, Dataset, load_dataset
 from judgepanel.datasets.attribute import HOLISTIC
 from judgepanel.stats.ceiling_choice import data_ceiling
@@ -60,8 +61,14 @@ def describe_dataset(
     n_splits: int = 100,
     n_resamples: int = 200,
     seed: int = 0,
+    rubric: Rubric | None = None,
 ) -> dict[str, Any]:
     """The dataset at ``root`` described; the ceiling is of the overall rating (Spearman).
+
+    With ``rubric``, ``rubric`` (its name, source and hash) and ``mapping`` are added: one
+    row per question of the rubric (holistic first), with the attribute that validates it
+    and that attribute's noise ceiling, and ``unmapped``, the attributes that name a
+    dimension the rubric does not have.
 
     Returns:
         ``n_images``, ``attributes`` (name, column, range, higher_is_better, dimension),
@@ -82,6 +89,10 @@ def describe_dataset(
     except ValueError as exc:  # too few images or raters for any split
         ceiling, method, interval, reason = math.nan, "none", [math.nan] * 2, str(exc)
     split = ds.images.get("split")
+    extra: dict[str, Any] = {}
+    if rubric is not None:
+        ceiling_of = {"n_splits": n_splits, "n_resamples": n_resamples, "seed": seed}
+        extra = rubric_mapping(ds, rubric, **ceiling_of)
     return {
         "n_images": len(ds),
         "attributes": _attributes(ds),
@@ -97,7 +108,76 @@ def describe_dataset(
         "citation": ds.citation,
         "per_image": _per_image(ds),
         "splits": {} if split is None else split.fillna("(none)").value_counts().to_dict(),
+        **extra,
     }
+
+
+def _ceiling_row(ds: Dataset, column: str, **ceiling_of: int) -> dict[str, Any]:
+    try:
+        found = data_ceiling(ds, column, **ceiling_of)
+    except ValueError as exc:
+        return {"ceiling": None, "ceiling_method": "none", "ceiling_ci": [None, None],
+                "ceiling_reason": str(exc)}  # fmt: skip
+    return {
+        "ceiling": _number(found.ceiling),
+        "ceiling_method": found.method,
+        "ceiling_ci": [_number(v) for v in found.interval],
+        "ceiling_reason": found.reason,
+    }
+
+
+def rubric_mapping(ds: Dataset, rubric: Rubric, **ceiling_of: int) -> dict[str, Any]:
+    """Which attribute of ``ds`` validates each question of ``rubric``, with its ceiling.
+
+    An attribute validates a dimension when it names the dimension's key (``dataset.yaml``
+    or the loader's fixed mapping); the overall rating validates the holistic question.
+    """
+    attributes = _attributes(ds)
+    by_dimension = {a["dimension"]: a for a in attributes if a["dimension"]}
+    questions = ([HOLISTIC] if rubric.holistic is not None else []) + list(rubric.dimensions)
+    rows = []
+    for question in questions:
+        a = by_dimension.get(question)
+        row: dict[str, Any] = {"dimension": question, "attribute": a["name"] if a else None}
+        row["column"] = a["column"] if a else None
+        if a is None:
+            reason = "no attribute of the dataset validates it"
+            row.update(ceiling=None, ceiling_method="none", ceiling_ci=[None, None],
+                       ceiling_reason=reason)  # fmt: skip
+        else:
+            row.update(_ceiling_row(ds, a["column"], **ceiling_of))
+        rows.append(row)
+    unmapped = [
+        {"attribute": a["name"], "dimension": a["dimension"]}
+        for a in attributes
+        if a["dimension"] and a["dimension"] not in questions
+    ]
+    return {
+        "rubric": {"name": rubric.name, "source": rubric.source, "sha256": rubric.sha256},
+        "mapping": rows,
+        "unmapped": unmapped,
+    }
+
+
+def mapping_lines(info: dict[str, Any]) -> list[str]:
+    """The rubric mapping of :func:`rubric_mapping` in words."""
+    r = info["rubric"]
+    lines = [f"rubric     {r['name']} ({r['source']}), SHA-256 {r['sha256'][:12]}"]
+    lines.append("validates  (rubric question, the attribute, its noise ceiling)")
+    for row in info["mapping"]:
+        if row["ceiling"] is None:
+            said = row["ceiling_reason"] or "no ceiling"
+        else:
+            low, high = (f"{v:.3f}" if v is not None else "?" for v in row["ceiling_ci"])
+            method = METHOD_WORDS.get(row["ceiling_method"], row["ceiling_method"])
+            said = f"{row['ceiling']:.3f} ({low}-{high}), {method}"
+        lines.append(f"  {row['dimension']:<20} {row['attribute'] or '-':<20} {said}")
+    for a in info["unmapped"]:
+        lines.append(
+            f"  attribute {a['attribute']} names dimension {a['dimension']!r}, which this "
+            "rubric does not have"
+        )
+    return lines
 
 
 def describe_lines(info: dict[str, Any]) -> list[str]:
@@ -140,6 +220,8 @@ def describe_lines(info: dict[str, Any]) -> list[str]:
             f"noise ceiling  {info['ceiling']:.3f} (95% interval over images {low}-{high}), "
             f"{method}, Spearman"
         )
+    if "mapping" in info:
+        lines += mapping_lines(info)
     return lines
 
 

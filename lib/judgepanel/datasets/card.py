@@ -1,14 +1,17 @@
 """``dataset.yaml``: what a generic ``ratings`` dataset says about itself.
 
 The card names the dataset, its images folder, licence and citation, and describes every
-rated attribute: its range, its direction, and the rubric dimension it validates (or
-``holistic`` for the overall rating that holistic judge scores are read against). A
+rated attribute: its range, its direction, and the rubric dimension it validates (the
+dimension's key in any rubric, or ``holistic`` for the overall rating that holistic judge
+scores are read against). Which rubric is checked where a run names it
+(``data describe --rubric`` shows the mapping). A
 misspelt key, a missing one or a value of the wrong kind is a `DatasetError` naming the
 file, its line and the key, so that a card is never half read.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,9 @@ RUBRIC_DIMENSIONS: tuple[str, ...] = (
 """The rubric's dimensions (``judgepanel.core.prompts.DIMENSIONS``; a test keeps them equal)."""
 
 DIMENSION_CHOICES: tuple[str, ...] = (HOLISTIC, *RUBRIC_DIMENSIONS, "none")
+"""The seed rubric's choices; a card may name any other rubric's dimension key too."""
+DIMENSION_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+"""What a rubric dimension's key looks like (it becomes a column of the tables)."""
 TOP_KEYS: dict[str, bool] = {
     "name": True,
     "images": True,
@@ -165,11 +171,18 @@ class _Reader:
             self.fail(higher_node, f"{where}.higher", f"expected better or worse, got {higher!r}")
         dimension = self.value(spec["dimension"][1]) if "dimension" in spec else None
         dimension = "none" if dimension is None else dimension
-        if dimension not in DIMENSION_CHOICES:
+        known = dimension in DIMENSION_CHOICES
+        if not known and (
+            not isinstance(dimension, str)
+            or not DIMENSION_KEY.match(dimension)
+            or dimension in RESERVED_COLUMNS
+            or dimension == "score"
+        ):
             self.fail(
                 spec["dimension"][1],
                 f"{where}.dimension",
-                f"expected one of {', '.join(DIMENSION_CHOICES)}, got {dimension!r}",
+                f"expected {', '.join(DIMENSION_CHOICES)} or another rubric's dimension key "
+                f"(letters, digits, _ and -), got {dimension!r}",
             )
         mapped = None if dimension == "none" else str(dimension)
         column = "score" if mapped == HOLISTIC else mapped or name
