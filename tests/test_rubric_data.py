@@ -395,3 +395,46 @@ def test_ratings_attribute_may_validate_any_rubric_dimension(tmp_path: Path, cap
     bad = write(tmp_path, "dimensions: {}\n", "bad.yaml")
     assert main([*args[:-1], str(bad)]) == 2
     assert "bad.yaml" in capsys.readouterr().err
+
+
+def test_custom_templates_and_a_folder_without_sham(tmp_path: Path) -> None:
+    text = MIXED + textwrap.dedent(
+        """\
+        prompts:
+          dimension_system: "{role} Answer in JSON."
+          dimension_user: "{title}: {asks}. Scale {scale_min}-{scale_max}; {scale_text}."
+        """
+    )
+    rubric = load_rubric(write(tmp_path, text))
+    msgs = rubric.messages("dimension", "border", "<image>")
+    assert msgs[0]["content"] == "You are an expert image rater. Answer in JSON."
+    assert user_text(msgs) == (
+        "Border: how irregular the border is. Scale 1-5; with an integer from 1 to 5."
+    )
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "rubric.yaml").write_bytes((ROOT / "rubric" / "rubric.yaml").read_bytes())
+    (folder / "prompts.yaml").write_bytes((ROOT / "rubric" / "prompts.yaml").read_bytes())
+    copy = load_rubric(folder)
+    assert copy.sha256 == SEED_SHA and copy.sham is None and copy.sham_sha256 == ""
+    assert copy.prompt_hash("dimension", "quality") == SEED_PROMPTS["quality"][0]
+
+
+def test_logprob_calls_read_each_dimensions_scale(tmp_path: Path) -> None:
+    from judgepanel.core.score_logprobs import LogprobScoring
+
+    rubric = load_rubric(write(tmp_path, MIXED))
+    images = images_table(tmp_path, 1)
+    design = ScoringDesign(holistic_k=0, dimension_r=3, temperature=0.3)
+    with pytest.raises(ValueError, match="named levels"):
+        plan_images(
+            images, {"a": "m"}, design, dataset="x", rubric=rubric, logprob=LogprobScoring()
+        )
+    ints = load_rubric(write(tmp_path, MIXED.split("  network:")[0], "ints.yaml"))
+    specs = plan_images(
+        images, {"a": "m"}, design, dataset="x", rubric=ints, logprob=LogprobScoring()
+    )
+    readers = {s.key.dimension: s.parse_choice for s in specs}
+    assert len(specs) == 2 and {s.key.kind for s in specs} == {"dimension_logprob"}
+    assert (readers["asymmetry"].lo, readers["asymmetry"].hi) == (0, 2)
+    assert (readers["border"].lo, readers["border"].hi) == (1, 5)
