@@ -148,7 +148,7 @@ CARD_TEXT = yaml.safe_dump(CARD, sort_keys=False)
             "dimension: sharp ness",
             r"attributes\.sharpness\.dimension: expected",
         ),
-        ("dimension: composition", "dimension: holistic", "exactly one attribute must have"),
+        ("dimension: composition", "dimension: holistic", "at most one attribute may have"),
         ("dimension: composition", "dimension: quality", "takes the column 'quality'"),
         ("  clutter:", "  split:", r"attributes\.split: an attribute may not be called 'split'"),
         ("name: tiny-photos", "name: [tiny", "not valid YAML"),

@@ -438,3 +438,36 @@ def test_logprob_calls_read_each_dimensions_scale(tmp_path: Path) -> None:
     assert len(specs) == 2 and {s.key.kind for s in specs} == {"dimension_logprob"}
     assert (readers["asymmetry"].lo, readers["asymmetry"].hi) == (0, 2)
     assert (readers["border"].lo, readers["border"].hi) == (1, 5)
+
+
+def test_the_holistic_attribute_is_optional(tmp_path: Path, capsys) -> None:
+    from release_files import CARD, generic_ratings, write_generic
+
+    from judgepanel.cli import main
+    from judgepanel.datasets import load_dataset
+    from judgepanel.studies.agreement import agreement_data
+
+    card = yaml.safe_load(yaml.safe_dump(CARD))
+    del card["attributes"]["aesthetic"]
+    card["attributes"]["sharpness"]["dimension"] = "asymmetry"
+    ratings = generic_ratings()
+    ratings = ratings[ratings["attribute"] != "aesthetic"]
+    root = write_generic(tmp_path / "derm", card=card, ratings=ratings)
+    ds = load_dataset("ratings", str(root))
+    assert ds.images["mean_score"].isna().all() and ds.images["asymmetry"].notna().all()
+    assert (ds.images["n_raters"] == 5).all()
+    assert len(ds.sample(4, seed=1)) == 4
+    rubric_file = write(tmp_path, MIXED + "holistic: {scale: {min: 1, max: 10}}\n")
+    args = ["data", "describe", "--dataset", f"ratings:{root}", "--rubric", str(rubric_file)]
+    assert main([*args, "--json", "--resamples", "20", "--splits", "20"]) == 0
+    info = __import__("json").loads(capsys.readouterr().out)
+    rows = {r["dimension"]: r for r in info["mapping"]}
+    assert rows["holistic"]["attribute"] is None and info["ceiling"] is None
+    assert rows["asymmetry"]["ceiling_method"] == "per_rater_split_half"
+    with pytest.raises(ValueError, match="no overall human rating"):
+        agreement_data(ds, pd.DataFrame(), "derm")
+    two = yaml.safe_load(yaml.safe_dump(CARD))
+    two["attributes"]["sharpness"]["dimension"] = "holistic"
+    (root / "dataset.yaml").write_text(yaml.safe_dump(two))
+    with pytest.raises(Exception, match="at most one attribute may have"):
+        load_dataset("ratings", str(root))

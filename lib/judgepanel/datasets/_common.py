@@ -87,6 +87,8 @@ class Dataset:
             return self
         rng = np.random.default_rng(seed)
         ranks = self.images["mean_score"].rank(method="first").to_numpy()
+        if np.isnan(ranks).all():  # no overall rating (it is optional): strata by order
+            ranks = np.arange(1, total + 1, dtype=float)
         quintile = np.minimum(((ranks - 1) * 5 // total).astype(int), 4)
         sizes = np.bincount(quintile, minlength=5)
         take = np.full(5, n // 5)

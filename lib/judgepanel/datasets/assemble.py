@@ -45,8 +45,10 @@ def assemble(
         root: its folder.
         images: one row per image, in the dataset's order: ``image_id``, ``path``
             (absolute), and optionally ``split``, ``group`` and the release's own columns.
-        attributes: the rated attributes; exactly one is ``holistic``, with column
-            ``score``. Values of an attribute that is ``reversed`` are turned around here.
+        attributes: the rated attributes; at most one is ``holistic``, with column
+            ``score`` (without one, ``mean_score`` is NaN, ``score_range`` is (NaN, NaN)
+            and ``n_raters`` counts the first attribute's raters). Values of an
+            attribute that is ``reversed`` are turned around here.
         source: the file(s) the tables came from, named by errors.
         ratings: per-rater ratings, long: ``image_id``, ``attribute`` (an attribute's
             column), ``value``, ``rater_id``; one row per (image, attribute, rater).
@@ -79,11 +81,11 @@ def assemble(
 
     per_image = _per_image(ratings, votes, summary, source)
     out = images[["image_id", "path"]].copy()
-    n = _field(per_image, "n", "score", order)
+    n = _field(per_image, "n", "score" if score else attributes[0].column, order)
     out["n_raters"] = n.astype(int) if not np.isnan(n).any() else n
     out["mean_score"] = _field(per_image, "mean", "score", order)
     missing = out["mean_score"].isna().to_numpy()
-    if missing.any():
+    if score is not None and missing.any():
         first = ", ".join(map(str, order[missing][:N_SHOWN]))
         raise DatasetError(
             f"{source}: {int(missing.sum())} image(s) have no rating of the overall "
@@ -101,7 +103,7 @@ def assemble(
         root=root,
         images=out,
         ratings=_wide(ratings, order, list(by_column)),
-        score_range=(score.low, score.high),
+        score_range=(score.low, score.high) if score else (np.nan, np.nan),
         attribute_ranges={a.column: (a.low, a.high) for a in attributes},
         votes=votes,
         summary=summary,
@@ -111,15 +113,16 @@ def assemble(
     )
 
 
-def _check_attributes(attributes: Sequence[Attribute]) -> Attribute:
-    """The overall attribute; the adapters' descriptions are checked once more here."""
+def _check_attributes(attributes: Sequence[Attribute]) -> Attribute | None:
+    """The overall attribute (None: the dataset has none); the adapters' descriptions are
+    checked once more here."""
     holistic = [a for a in attributes if a.dimension == HOLISTIC]
-    if len(holistic) != 1 or holistic[0].column != "score":
-        raise ValueError("exactly one attribute must be holistic, with column 'score'")
+    if not attributes or len(holistic) > 1 or any(a.column != "score" for a in holistic):
+        raise ValueError("at most one attribute may be holistic, with column 'score'")
     columns = [a.column for a in attributes]
     if len(set(columns)) != len(columns) or RESERVED_COLUMNS & set(columns):
         raise ValueError(f"attribute columns must be distinct and not reserved: {columns}")
-    return holistic[0]
+    return holistic[0] if holistic else None
 
 
 def _only(table: pd.DataFrame | None, columns: list[str]) -> pd.DataFrame | None:

@@ -78,12 +78,12 @@ def read_card(path: Path) -> DatasetCard:
         card.fail(node, "attributes", "lists no attribute")
     attributes = [card.attribute(key, value) for key, value in specs.items()]
     holistic = [a for a in attributes if a.dimension == HOLISTIC]
-    if len(holistic) != 1:
-        names = ", ".join(a.name for a in holistic) or "none"
+    if len(holistic) > 1:
+        names = ", ".join(a.name for a in holistic)
         card.fail(
             node,
             "attributes",
-            f"exactly one attribute must have `dimension: holistic` (the overall rating); "
+            f"at most one attribute may have `dimension: holistic` (the overall rating); "
             f"found {names}",
         )
     seen: dict[str, str] = {}

@@ -105,6 +105,11 @@ def agreement_data(
             answer of ``dataset``'s images, or the dataset's range is not two integers.
     """
     rubric = rubric or load_rubric()
+    if data.images["mean_score"].isna().all():
+        raise ValueError(
+            f"{data.name}: no overall human rating (no attribute is holistic), which the "
+            "agreement study compares the holistic answers with"
+        )
     if rubric.holistic is None:
         raise ValueError(f"{rubric.source}: the rubric asks no holistic question to agree on")
     judge_scale = (rubric.holistic.scale.min, rubric.holistic.scale.max)
