@@ -94,9 +94,13 @@ def _levels(raw: Any, where: str) -> Scale:
         raise RubricError(f"{where}: expected a list of names or a mapping name: value")
     if not pairs:
         raise RubricError(f"{where}: no levels")
+    for name, _ in pairs:
+        if not isinstance(name, str) or not name.strip():
+            raise RubricError(
+                f"{where}: level {name!r} is not a name (quote it: YAML reads yes, no, on "
+                "and off as true and false)"
+            )
     names = [str(n).strip() for n, _ in pairs]
-    if any(not isinstance(n, str) or not n.strip() for n, _ in pairs):
-        raise RubricError(f"{where}: a level's name must be a non-empty string")
     for label, items in (("name", [n.casefold() for n in names]), ("value", [v for _, v in pairs])):
         twice = sorted({str(x) for x in items if items.count(x) > 1})
         if twice:
@@ -147,7 +151,7 @@ def _tiers(raw: Any, scale: Scale, where: str) -> tuple[tuple[str, tuple[str, ..
             not scale.min <= v <= scale.max or (allowed is not None and v not in allowed)
             for v in values
         ):
-            raise RubricError(f"{where}.{band}: tier band outside the scale {scale.text()[5:]}")
+            raise RubricError(f"{where}.{band}: tier band outside the scale {scale.span()}")
         if isinstance(criteria, str):
             criteria = [criteria]
         if not isinstance(criteria, list) or not all(isinstance(c, str) for c in criteria):

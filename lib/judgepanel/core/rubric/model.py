@@ -42,6 +42,12 @@ class Scale:
         """The seed study's 1-10 range (parsed exactly as the seed parses it)."""
         return self.levels is None and (self.min, self.max) == (1, 10)
 
+    def span(self) -> str:
+        """The scale in short, for messages: ``0-2`` or ``absent, present``."""
+        if self.levels is None:
+            return f"{self.min}-{self.max}"
+        return ", ".join(f"{name} ({value})" for name, value in self.levels)
+
     def text(self) -> str:
         """The scale as the default prompt words it."""
         if self.levels is None:
