@@ -152,12 +152,19 @@ def test_describe_with_the_seed_rubric_maps_its_dimensions(tmp_path, capsys):
     assert main([*argv, "--splits", "10", "--resamples", "20", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     by = {m["dimension"]: m for m in info["mapping"]}
-    assert list(by) == ["quality", "composition", "colour", "distinctiveness", "emotion"]
+    assert list(by) == [
+        "holistic",
+        "quality",
+        "composition",
+        "colour",
+        "distinctiveness",
+        "emotion",
+    ]
+    assert by["holistic"]["attribute"] == "aesthetic"
     assert (by["quality"]["attribute"], by["composition"]["attribute"]) == ("sharpness", "clutter")
-    assert by["colour"]["column"] is None and by["colour"]["ceiling_reason"] == (
-        "no attribute validates it"
-    )
+    assert by["colour"]["column"] is None
+    assert by["colour"]["ceiling_reason"] == "no attribute of the dataset validates it"
     assert main(["data", "describe", "--dataset", f"ratings:{root}", "--rubric", "nowhere"]) == (
         EXIT_BAD_INPUT
     )
-    assert "--rubric nowhere: no such file or folder" in capsys.readouterr().err
+    assert "nowhere: no rubric file or folder" in capsys.readouterr().err

@@ -176,13 +176,22 @@ def test_an_attribute_maps_to_any_rubric_and_a_missing_dimension_is_named(tmp_pa
 
 
 def test_describe_maps_each_dimension_with_its_ceiling(tmp_path):
-    root = write_generic(tmp_path, ratings=_lesions(n_images=30), card=LESIONS)
+    from judgepanel.core.rubric import load_rubric
+
+    root = write_generic(tmp_path / "lesions", ratings=_lesions(n_images=30), card=LESIONS)
+    rubric = tmp_path / "lesions.yaml"
+    rubric.write_text(
+        "name: lesions\ndimensions:\n"
+        "  asymmetry: {title: Asymmetry, asks: how asymmetric, scale: {min: 0, max: 2}}\n"
+        "  border: {title: Border, asks: how irregular the border, scale: {min: 0, max: 2}}\n"
+        "  colour_count: {title: Colours, asks: how many colours, scale: {min: 1, max: 6}}\n"
+    )
     info = describe_dataset(
-        "ratings", root, n_splits=20, n_resamples=50,
-        rubric=("lesions.yaml", ("asymmetry", "border", "colour_count")),
-    )  # fmt: skip
+        "ratings", root, n_splits=20, n_resamples=50, rubric=load_rubric(rubric)
+    )
     assert info["ceiling"] is None and info["ceiling_reason"] == "the dataset has no overall rating"
     by = {m["dimension"]: m for m in info["mapping"]}
+    assert list(by) == ["asymmetry", "border", "colour_count"]  # no holistic question
     assert (
         by["asymmetry"]["attribute"] == "asymmetry" and by["colour_count"]["attribute"] == "colours"
     )
@@ -190,7 +199,6 @@ def test_describe_maps_each_dimension_with_its_ceiling(tmp_path):
         assert 0.5 < by[d]["ceiling"] <= 1 and by[d]["ceiling_method"] == "per_rater_split_half"
     assert by["border"]["column"] is None and by["border"]["ceiling"] is None
     text = "\n".join(describe_lines(info))
-    assert "rubric lesions.yaml" in text and "no human rating" in text
     assert "noise ceiling  none: the dataset has no overall rating" in text
 
 

@@ -39,6 +39,7 @@ from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.errors import JudgepanelError, RunStopped
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.core.preflight import preflight
+from judgepanel.core.rubric import RubricError, load_rubric
 from judgepanel.core.scoring import closing_note, dry_run, score_settings
 from judgepanel.core.sendconfig import (
     COMMAND_LINE,
@@ -143,6 +144,7 @@ def _add_score_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, help="sampling temperature")
     p.add_argument("--limit-images", type=int, help="score only the first N images of the plan")
     p.add_argument("--store", type=Path, help="the SQLite checkpoint store")
+    p.add_argument("--rubric", type=Path, help="a rubric YAML file or folder (default: the run's)")
     add_option_flags(p, "score")
 
 
@@ -184,6 +186,9 @@ def _add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
     pred.add_argument("--store-dataset", help="the dataset key of the calls in the store")
     pred.add_argument(
         "--models", help="FAMILY=ID,... model ids to send (refused unless they are the model's)"
+    )
+    pred.add_argument(
+        "--rubric", type=Path, help="the rubric the model was fitted with (default: rubric/)"
     )
     add_option_flags(pred, "predict")
 
@@ -279,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--run", action="append", help="only this run (repeatable)")
     report.add_argument("--only", help="comma-separated notebook prefixes, for example 00,02")
     report.add_argument("--runs-file", type=Path)
+    report.add_argument("--rubric", type=Path, help="a rubric YAML file or folder for every run")
     report.add_argument("--outputs", type=Path, default=Path("outputs"))
     report.add_argument("--start-sim", action="store_true", help="start the simulated server")
     report.add_argument("--score", action="store_true", help="score each run before its notebooks")
@@ -366,6 +372,7 @@ def score_request(args: argparse.Namespace) -> ScoreRequest:
         limit_images=args.limit_images,
         store=args.store,
         options=option_flags(args),
+        rubric=args.rubric,
     )
 
 
@@ -472,11 +479,12 @@ def predict_command(args: argparse.Namespace) -> int:
     try:
         options = resolve_options((COMMAND_LINE, option_flags(args)))
         model = deploy.load_model(args.model)
-        deploy_plan.check_identity(model, _models_flag(args.models))
+        rubric = load_rubric(args.rubric) if getattr(args, "rubric", None) else None
+        deploy_plan.check_identity(model, _models_flag(args.models), rubric)
         spec = args.dataset or f"folder:{args.images}"
         source = deploy_plan.resolve_source(model, spec, args.store_dataset)
         store = args.store or Path(model.meta["training"]["store"])
-        specs = deploy_plan.plan_predict(model, source)
+        specs = deploy_plan.plan_predict(model, source, rubric)
         prices = deploy_plan.model_prices(model)
         table = deploy_plan.estimate(specs, store, prices, max_reasks=options.max_reasks)
         print(
@@ -737,7 +745,10 @@ def report_command(args: argparse.Namespace) -> int:
             jobs=getattr(args, "jobs", None),
             score_lanes=getattr(args, "score_lanes", None),
             pages=not getattr(args, "tables_only", False),
+            rubric=getattr(args, "rubric", None),
         )
+        if request.rubric is not None:
+            load_rubric(request.rubric)  # a bad rubric stops here, before anything runs
         config = load_config(args.runs_file)
         selected(config, request)  # an unknown run, a mismatch or an empty --only stop here
         if not config.profile(args.profile).simulated:
@@ -752,7 +763,7 @@ def report_command(args: argparse.Namespace) -> int:
                 )
                 return EXIT_ERROR
         return run_report(request, config)
-    except (ReportError, ConfigError) as exc:
+    except (ReportError, ConfigError, RubricError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except RunStopped as exc:  # its message is whole: the run, why, and how to resume

@@ -11,7 +11,7 @@ from pathlib import Path
 from judgepanel.core.answers_file import import_answers, long_answers
 from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.errors import JudgepanelError
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.rubric import load_rubric
 from judgepanel.core.store import Store
 from judgepanel.datasets import load_dataset
 
@@ -50,8 +50,6 @@ def import_answers_command(args: argparse.Namespace) -> int:
     try:
         kind, root = parse_dataset_spec(args.dataset)
         ds = load_dataset(kind, str(root))
-        if not args.rubric.exists():
-            raise FileNotFoundError(f"--rubric {args.rubric}: no such file or folder")
         rubric = load_rubric(str(args.rubric))
         name = args.name or ds.name
         written, kept = import_answers(

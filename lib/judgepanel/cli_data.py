@@ -12,12 +12,11 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import describe_dataset, describe_lines, parse_dataset_spec
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.rubric import RubricError, load_rubric
 from judgepanel.datasets import DatasetError
 
 EXIT_BAD_INPUT = 2
@@ -45,16 +44,15 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
         metavar="KIND:PATH",
         help="e.g. ratings:data/mine, ava:data/ava, eva:data/eva",
     )
-    describe.add_argument(
-        "--rubric",
-        metavar="PATH",
-        help="a rubric (file or folder): also map each of its dimensions to the attribute "
-        "that validates it, with that attribute's noise ceiling",
-    )
     describe.add_argument("--json", action="store_true", help="machine-readable output")
     describe.add_argument("--splits", type=int, default=100, help="splits of the ceiling")
     describe.add_argument("--resamples", type=int, default=200, help="resamples of its interval")
     describe.add_argument("--seed", type=int, default=0, help="seed of splits and resamples")
+    describe.add_argument(
+        "--rubric",
+        help="a rubric YAML file or folder: which attribute validates each of its questions, "
+        "with that attribute's noise ceiling",
+    )
 
 
 def print_info(
@@ -81,11 +79,7 @@ def data_command(args: argparse.Namespace) -> int:
         kind, root = parse_dataset_spec(args.dataset)
         if args.splits < 1 or args.resamples < 1:
             raise ConfigError("--splits and --resamples must be at least 1")
-        rubric = None
-        if args.rubric:
-            if not Path(args.rubric).exists():
-                raise ConfigError(f"--rubric {args.rubric}: no such file or folder")
-            rubric = (args.rubric, tuple(load_rubric(args.rubric).dimensions))
+        rubric = load_rubric(args.rubric) if getattr(args, "rubric", None) else None
         return describe_dataset(
             kind,
             root,
@@ -95,4 +89,5 @@ def data_command(args: argparse.Namespace) -> int:
             rubric=rubric,
         )
 
-    return print_info(compute, describe_lines, args.json, (ConfigError, DatasetError, OSError))
+    errors = (ConfigError, DatasetError, RubricError, OSError)
+    return print_info(compute, describe_lines, args.json, errors)

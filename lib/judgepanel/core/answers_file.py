@@ -16,14 +16,13 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from judgepanel.core.calls import CallKey
 from judgepanel.core.errors import JudgepanelError
+from judgepanel.core.rubric import Rubric, Scale
 from judgepanel.core.store import CallResult, ImportedRow, ImportSource, Store
 
 REQUIRED: tuple[str, ...] = ("image_id", "judge", "dimension", "score")
@@ -37,51 +36,35 @@ class AnswersError(JudgepanelError, ValueError):
     """An answers file cannot be imported; the message names the file, line and reason."""
 
 
-@dataclass(frozen=True)
-class Scale:
-    """The answers a rubric question accepts: integers ``low``..``high``, or named levels
-    (their values are their positions, ``0``..``k-1``)."""
-
-    low: int
-    high: int
-    levels: tuple[str, ...] | None = None
-
-    def read(self, text: str) -> int | None:
-        """The value of one answer cell, or None when it is off the scale."""
-        if self.levels is not None:
-            names = [level.casefold() for level in self.levels]
-            if text.casefold() in names:
-                return names.index(text.casefold())
-        try:
-            number = float(text)
-        except ValueError:
-            return None
-        if not math.isfinite(number) or number != int(number):
-            return None
-        value = int(number)
-        return value if self.low <= value <= self.high else None
-
-    def words(self) -> str:
-        if self.levels is not None:
-            return "one of " + ", ".join(self.levels)
-        return f"a whole number from {self.low} to {self.high}"
+def read_value(scale: Scale, text: str) -> int | None:
+    """The value of one answer cell on ``scale`` (a whole number in range, or a level's
+    name or value), or None when it is off the scale."""
+    if scale.levels is not None:
+        for name, value in scale.levels:
+            if text.casefold() == name.casefold():
+                return value
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(number) or number != int(number):
+        return None
+    value = int(number)
+    if scale.levels is not None:
+        return value if value in {v for _, v in scale.levels} else None
+    return value if scale.min <= value <= scale.max else None
 
 
-def question_scale(rubric: Any, dimension: str) -> Scale:
-    """The scale of ``dimension`` (``holistic``: the holistic question) in ``rubric``."""
-    if dimension == HOLISTIC:
-        spec = getattr(getattr(rubric, "holistic", None), "scale", None)
-    else:
-        spec = getattr(rubric.dimensions[dimension], "scale", None)
-    if spec is None:  # the seed rubric's questions: 1-10
-        return Scale(1, 10)
-    levels = getattr(spec, "levels", None)
-    return Scale(int(spec.min), int(spec.max), tuple(levels) if levels else None)
+def scale_words(scale: Scale) -> str:
+    if scale.levels is not None:
+        return "one of " + ", ".join(name for name, _ in scale.levels)
+    return f"a whole number from {scale.min} to {scale.max}"
 
 
-def _questions(rubric: Any) -> list[str]:
-    has_holistic = getattr(rubric, "holistic", True) is not None
-    return [*([HOLISTIC] if has_holistic else []), *rubric.dimensions]
+def _questions(rubric: Rubric) -> dict[str, Scale]:
+    """Each question of ``rubric`` by the name an answers file gives it, with its scale."""
+    found = {HOLISTIC: rubric.holistic.scale} if rubric.holistic is not None else {}
+    return found | {key: dim.scale for key, dim in rubric.dimensions.items()}
 
 
 def read_answers(
@@ -89,7 +72,7 @@ def read_answers(
     *,
     dataset: str,
     images: Sequence[str],
-    rubric: Any,
+    rubric: Rubric,
     temperature: float = 0.0,
 ) -> list[ImportedRow]:
     """Every row of the answers file ``path`` as a call to import, checked.
@@ -127,8 +110,7 @@ def read_answers(
     if table.empty:
         raise AnswersError(f"{path}: holds no answers")
     known_images = set(map(str, images))
-    questions = _questions(rubric)
-    scales = {q: question_scale(rubric, q) for q in questions}
+    scales = _questions(rubric)
     rows: list[ImportedRow] = []
     seen: dict[CallKey, int] = {}
     for index, record in enumerate(table.to_dict("records")):
@@ -144,12 +126,13 @@ def read_answers(
         if question not in scales:
             raise AnswersError(
                 f"{where}: {question!r} is not a question of the rubric; its questions are: "
-                f"{', '.join(questions)}"
+                f"{', '.join(scales)}"
             )
-        value = scales[question].read(cells["score"])
+        value = read_value(scales[question], cells["score"])
         if value is None:
             raise AnswersError(
-                f"{where}: score {cells['score']!r} of {question} is not {scales[question].words()}"
+                f"{where}: score {cells['score']!r} of {question} is not "
+                f"{scale_words(scales[question])}"
             )
         sample_text = cells.get("sample", "") or "0"
         if not sample_text.isdigit():
@@ -191,7 +174,7 @@ def import_answers(
     *,
     dataset: str,
     images: Sequence[str],
-    rubric: Any,
+    rubric: Rubric,
     temperature: float = 0.0,
 ) -> tuple[int, int]:
     """Check the answers file and write it into ``store`` with its provenance.

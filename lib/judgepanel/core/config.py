@@ -112,6 +112,8 @@ class Profile:
     families: dict[str, str]
     predeclared: tuple[str, ...]
     options: dict[str, Any] = field(default_factory=dict)
+    rubric: Path | None = None
+    """The profile's rubric file or folder (``None``: the project's ``rubric/``)."""
 
     @property
     def source(self) -> str:
@@ -167,6 +169,14 @@ class Run:
     own_parameters: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     """The send options the run sets over its profile's (only those it names)."""
+    own_rubric: Path | None = None
+    """The rubric the run names itself (``None``: its profile's)."""
+
+    @property
+    def rubric(self) -> Path | None:
+        """The run's rubric file or folder: its own, else its profile's (``None``: the
+        project's ``rubric/``)."""
+        return self.own_rubric or self.profile.rubric
 
     def layers(self) -> tuple[tuple[str, dict[str, Any]], ...]:
         """The runs file's layers of the run's send options: its profile's, then its own."""
@@ -297,6 +307,7 @@ def load_config(path: str | Path | None = None) -> Config:
             families=families,
             predeclared=tuple(prof.predeclared or list(families)[:3]),
             options=file_options(prof, "profile"),
+            rubric=resolve(prof.rubric) if prof.rubric else None,
         )
     scoring = {
         kind: ScoringDesign(
@@ -325,6 +336,7 @@ def load_config(path: str | Path | None = None) -> Config:
             parameters={**parameters, **r.parameters},
             own_parameters=dict(r.parameters),
             options=file_options(r, "run"),
+            own_rubric=resolve(r.rubric) if r.rubric else None,
         )
         for name, r in spec.runs.items()
     }

@@ -184,17 +184,25 @@ def _split_half(wide: pd.DataFrame) -> tuple[float, float]:
     return r, 2 * r / (1 + r) if r > -1 else np.nan
 
 
-def repetition_agreement(scores: pd.DataFrame, families: Sequence[str]) -> pd.DataFrame:
+def repetition_agreement(
+    scores: pd.DataFrame, families: Sequence[str], dimensions: Sequence[str] | None = None
+) -> pd.DataFrame:
     """How repeatable each judge is, per family and prompt (holistic or a dimension).
+
+    ``dimensions`` are the rubric's dimension keys in order (default: the seed rubric's
+    dimensions first, then any other dimension the scores hold, sorted).
 
     Columns: the number of repetitions, the mean within-image standard deviation, the share
     of images whose repetitions all agree, and the split-half reliability of the repetition
     mean (Spearman between even- and odd-repetition means, Spearman-Brown corrected).
     """
+    if dimensions is None:
+        held = set(scores["dimension"].dropna().astype(str)) - {""}
+        dimensions = [d for d in DIMENSIONS if d in held] + sorted(held - set(DIMENSIONS))
     rows = []
     for fam in families:
         f = scores[scores["family"] == fam]
-        for prompt in ["holistic", *DIMENSIONS]:
+        for prompt in ["holistic", *dimensions]:
             if prompt == "holistic":
                 sub = f[f["kind"] == "holistic"]
             else:

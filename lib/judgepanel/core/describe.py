@@ -10,16 +10,17 @@ answers in one dictionary (the ``--json`` output); :func:`describe_lines` words 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from judgepanel.core.config import ConfigError
+from judgepanel.core.rubric import Rubric
 from judgepanel.datasets import Dataset, load_dataset
+from judgepanel.datasets.attribute import HOLISTIC
 from judgepanel.datasets.kinds import rated_kinds
-from judgepanel.datasets.mapping import FIXED_DIMENSIONS, rubric_mapping
+from judgepanel.datasets.mapping import FIXED_DIMENSIONS
 from judgepanel.stats.ceiling_choice import data_ceiling
 
 METHOD_WORDS = {
@@ -54,38 +55,49 @@ def describe_dataset(
     n_splits: int = 100,
     n_resamples: int = 200,
     seed: int = 0,
-    rubric: tuple[str, Sequence[str]] | None = None,
+    rubric: Rubric | None = None,
 ) -> dict[str, Any]:
     """The dataset at ``root`` described; the ceiling is of the overall rating (Spearman).
 
-    Args:
-        rubric: a rubric's name and dimension keys: the description then also maps each
-            dimension to the attribute that validates it, with that attribute's ceiling.
+    With ``rubric``, ``rubric`` (its name, source and hash) and ``mapping`` are added: one
+    row per question of the rubric (holistic first), with the attribute that validates it
+    and that attribute's noise ceiling, and ``unmapped``, the attributes that name a
+    dimension the rubric does not have.
 
     Returns:
         ``n_images``, ``attributes`` (name, column, range, higher_is_better, dimension),
         ``ceiling``, ``ceiling_method``, ``ceiling_ci`` (its 95% interval over images),
         then ``ceiling_reason`` (why there is none, else ""), ``kind``, ``name``,
         ``root``, ``licence``, ``citation``, ``per_image`` (what is counted per image,
-        with its median, min and max), ``splits`` (images per split) and, with a
-        ``rubric``, ``rubric`` and ``mapping`` (per dimension: the attribute's column
-        and name, or None, and its ceiling as above). Missing numbers are None.
+        with its median, min and max) and ``splits`` (images per split). Missing
+        numbers are None.
 
     Raises:
-        DatasetError: the loader's, for a missing or malformed dataset, or an attribute
-            that validates a dimension the rubric does not declare.
+        DatasetError: the loader's, for a missing or malformed dataset.
     """
     ds = load_dataset(kind, str(root))
-    overall = (
-        _ceiling(ds, "score", n_splits, n_resamples, seed)
-        if ds.has_overall
-        else _no_ceiling("the dataset has no overall rating")
-    )
+    if not ds.has_overall:
+        ceiling, method, interval = math.nan, "none", [math.nan] * 2
+        reason = "the dataset has no overall rating"
+    else:
+        try:
+            found = data_ceiling(ds, n_splits=n_splits, n_resamples=n_resamples, seed=seed)
+            ceiling, method = found.ceiling, found.method
+            interval, reason = list(found.interval), found.reason
+        except ValueError as exc:  # too few images or raters for any split
+            ceiling, method, interval, reason = math.nan, "none", [math.nan] * 2, str(exc)
     split = ds.images.get("split")
-    info = {
+    extra: dict[str, Any] = {}
+    if rubric is not None:
+        ceiling_of = {"n_splits": n_splits, "n_resamples": n_resamples, "seed": seed}
+        extra = rubric_mapping(ds, rubric, **ceiling_of)
+    return {
         "n_images": len(ds),
         "attributes": _attributes(ds),
-        **overall,
+        "ceiling": _number(ceiling),
+        "ceiling_method": method,
+        "ceiling_ci": [_number(v) for v in interval],
+        "ceiling_reason": reason,
         "ceiling_metric": "spearman",
         "kind": kind,
         "name": ds.name,
@@ -94,49 +106,76 @@ def describe_dataset(
         "citation": ds.citation,
         "per_image": _per_image(ds),
         "splits": {} if split is None else split.fillna("(none)").value_counts().to_dict(),
+        **extra,
     }
-    if rubric is not None:
-        name, dimensions = rubric
-        mapping = rubric_mapping(ds, dimensions, name)
-        names = {a["column"]: a["name"] for a in info["attributes"]}
-        info["rubric"] = name
-        info["mapping"] = [
-            {
-                "dimension": d,
-                "column": mapping.get(d),
-                "attribute": names.get(mapping[d]) if d in mapping else None,
-                **(
-                    _ceiling(ds, mapping[d], n_splits, n_resamples, seed)
-                    if d in mapping
-                    else _no_ceiling("no attribute validates it")
-                ),
-            }
-            for d in dimensions
-        ]
-    return info
 
 
-def _ceiling(ds: Dataset, column: str, n_splits: int, n_resamples: int, seed: int) -> dict:
-    """The noise ceiling of one attribute, as the description's ``ceiling*`` keys."""
+def _ceiling_row(ds: Dataset, column: str, **ceiling_of: int) -> dict[str, Any]:
     try:
-        found = data_ceiling(
-            ds, attribute=column, n_splits=n_splits, n_resamples=n_resamples, seed=seed
-        )
-        ceiling, method = found.ceiling, found.method
-        interval, reason = list(found.interval), found.reason
-    except ValueError as exc:  # too few images or raters for any split
-        ceiling, method, interval, reason = math.nan, "none", [math.nan] * 2, str(exc)
+        found = data_ceiling(ds, column, **ceiling_of)
+    except ValueError as exc:
+        return {"ceiling": None, "ceiling_method": "none", "ceiling_ci": [None, None],
+                "ceiling_reason": str(exc)}  # fmt: skip
     return {
-        "ceiling": _number(ceiling),
-        "ceiling_method": method,
-        "ceiling_ci": [_number(v) for v in interval],
-        "ceiling_reason": reason,
+        "ceiling": _number(found.ceiling),
+        "ceiling_method": found.method,
+        "ceiling_ci": [_number(v) for v in found.interval],
+        "ceiling_reason": found.reason,
     }
 
 
-def _no_ceiling(reason: str) -> dict:
-    return {"ceiling": None, "ceiling_method": "none", "ceiling_ci": [None, None],
-            "ceiling_reason": reason}  # fmt: skip
+def rubric_mapping(ds: Dataset, rubric: Rubric, **ceiling_of: int) -> dict[str, Any]:
+    """Which attribute of ``ds`` validates each question of ``rubric``, with its ceiling.
+
+    An attribute validates a dimension when it names the dimension's key (``dataset.yaml``
+    or the loader's fixed mapping); the overall rating validates the holistic question.
+    """
+    attributes = _attributes(ds)
+    by_dimension = {a["dimension"]: a for a in attributes if a["dimension"]}
+    questions = ([HOLISTIC] if rubric.holistic is not None else []) + list(rubric.dimensions)
+    rows = []
+    for question in questions:
+        a = by_dimension.get(question)
+        row: dict[str, Any] = {"dimension": question, "attribute": a["name"] if a else None}
+        row["column"] = a["column"] if a else None
+        if a is None:
+            reason = "no attribute of the dataset validates it"
+            row.update(ceiling=None, ceiling_method="none", ceiling_ci=[None, None],
+                       ceiling_reason=reason)  # fmt: skip
+        else:
+            row.update(_ceiling_row(ds, a["column"], **ceiling_of))
+        rows.append(row)
+    unmapped = [
+        {"attribute": a["name"], "dimension": a["dimension"]}
+        for a in attributes
+        if a["dimension"] and a["dimension"] not in questions
+    ]
+    return {
+        "rubric": {"name": rubric.name, "source": rubric.source, "sha256": rubric.sha256},
+        "mapping": rows,
+        "unmapped": unmapped,
+    }
+
+
+def mapping_lines(info: dict[str, Any]) -> list[str]:
+    """The rubric mapping of :func:`rubric_mapping` in words."""
+    r = info["rubric"]
+    lines = [f"rubric     {r['name']} ({r['source']}), SHA-256 {r['sha256'][:12]}"]
+    lines.append("validates  (rubric question, the attribute, its noise ceiling)")
+    for row in info["mapping"]:
+        if row["ceiling"] is None:
+            said = row["ceiling_reason"] or "no ceiling"
+        else:
+            low, high = (f"{v:.3f}" if v is not None else "?" for v in row["ceiling_ci"])
+            method = METHOD_WORDS.get(row["ceiling_method"], row["ceiling_method"])
+            said = f"{row['ceiling']:.3f} ({low}-{high}), {method}"
+        lines.append(f"  {row['dimension']:<20} {row['attribute'] or '-':<20} {said}")
+    for a in info["unmapped"]:
+        lines.append(
+            f"  attribute {a['attribute']} names dimension {a['dimension']!r}, which this "
+            "rubric does not have"
+        )
+    return lines
 
 
 def describe_lines(info: dict[str, Any]) -> list[str]:
@@ -169,23 +208,19 @@ def describe_lines(info: dict[str, Any]) -> list[str]:
             f"  {a['column']:<20} {a['name']:<20} {low:g}-{high:g}  "
             f"{direction[a['higher_is_better']]}{turned}  {a['dimension'] or '-'}"
         )
-    lines.append(f"noise ceiling  {_ceiling_words(info)}")
-    if "mapping" in info:
-        lines.append(f"rubric {info['rubric']}: each dimension, the attribute that validates it")
-        for m in info["mapping"]:
-            who = f"{m['column']} ({m['attribute']})" if m["column"] else "no human rating"
-            lines.append(f"  {m['dimension']:<20} {who:<30} ceiling {_ceiling_words(m)}")
-    return lines
-
-
-def _ceiling_words(info: dict[str, Any]) -> str:
-    """A ceiling and how it was found, or why there is none, in words."""
     method = METHOD_WORDS.get(info["ceiling_method"], info["ceiling_method"])
     if info["ceiling"] is None:
         how = "" if info["ceiling_method"] == "none" else f" ({method})"
-        return f"none{how}: {info['ceiling_reason']}"
-    low, high = (f"{v:.3f}" if v is not None else "?" for v in info["ceiling_ci"])
-    return f"{info['ceiling']:.3f} (95% interval over images {low}-{high}), {method}, Spearman"
+        lines.append(f"noise ceiling  none{how}: {info['ceiling_reason']}")
+    else:
+        low, high = (f"{v:.3f}" if v is not None else "?" for v in info["ceiling_ci"])
+        lines.append(
+            f"noise ceiling  {info['ceiling']:.3f} (95% interval over images {low}-{high}), "
+            f"{method}, Spearman"
+        )
+    if "mapping" in info:
+        lines += mapping_lines(info)
+    return lines
 
 
 def _number(value: float) -> float | None:

@@ -18,6 +18,9 @@ Rules, in order:
    lists, words and ``null`` are rejected. Non-integers such as 7.5 are kept as they are
    (the number the judge stated, neither rounded nor discarded) unless ``integer=True``.
 5. Values outside ``[lo, hi]`` are rejected, never clipped.
+
+A dimension scored on named levels is read by :func:`parse_levels`: the judge may state a
+level's name or its integer value, and anything else is rejected the same way.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ import re
 from typing import Any
 
 from judgepanel.core.calls import AnswerError
-from judgepanel.core.prompts import SCORE_MAX, SCORE_MIN
+
+SCORE_MIN, SCORE_MAX = 1, 10
+"""The seed rubric's scale: a dimension that declares no scale is scored 1-10."""
 
 _FRAGMENT = re.compile(r'"score"\s*:\s*("?)\s*(-?\d+(?:\.\d+)?)\s*\1')
 _MAX_SHOWN = 80
@@ -128,6 +133,48 @@ def parse_score(
     if not lo <= value <= hi:
         raise AnswerError(f"score {value} outside {lo:g}-{hi:g}")
     obj["score"] = value
+    return obj
+
+
+_LEVEL_FRAGMENT = re.compile(r'"score"\s*:\s*"([^"\n]{1,80})"')
+
+
+def parse_levels(text: str | None, *, levels: tuple[tuple[str, int], ...]) -> dict[str, Any]:
+    """Read a named-level answer: the level's name (any case) or its integer value.
+
+    Returns:
+        The answer's JSON object with ``score`` the level's value and ``level`` its name.
+
+    Raises:
+        AnswerError: no score, or one naming no level of the scale.
+    """
+    if text is None or not text.strip():
+        raise AnswerError("empty answer")
+    candidates = [o for o in json_objects(text) if "score" in o]
+    if candidates:
+        obj = dict(candidates[-1])
+    else:
+        fragments = _LEVEL_FRAGMENT.findall(text) or [v for _, v in _FRAGMENT.findall(text)]
+        if not fragments:
+            raise AnswerError(f"no JSON score in answer: {_shorten(text)}")
+        obj = {"score": fragments[-1], "truncated": True}
+    raw = obj["score"]
+    by_name = {name.casefold(): (name, value) for name, value in levels}
+    by_value = {value: (name, value) for name, value in levels}
+    found = None
+    if isinstance(raw, str) and raw.strip().casefold() in by_name:
+        found = by_name[raw.strip().casefold()]
+    else:
+        try:
+            number = as_number(raw)
+        except AnswerError:
+            number = None
+        if number is not None and float(number).is_integer():
+            found = by_value.get(int(number))
+    if found is None:
+        names = ", ".join(name for name, _ in levels)
+        raise AnswerError(f"score {_shorten(json.dumps(raw))} is not a level ({names})")
+    obj["level"], obj["score"] = found
     return obj
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from judgepanel.core.client import BASE_URL_ENV, scrub
 from judgepanel.core.config import Config, DatasetRef, Profile
 from judgepanel.core.endpoint import SIMULATOR_TOKEN, Endpoint
+from judgepanel.core.rubric import RubricError, default_rubric_path, load_rubric
 from judgepanel.datasets import DatasetError, load_dataset, load_vab
 from judgepanel.datasets.visionq import load_questions
 
@@ -44,6 +46,20 @@ def check_dataset(ref: DatasetRef) -> Finding:
     except (DatasetError, OSError, ValueError) as exc:
         return Finding(what, False, str(exc))
     return Finding(what, True, f"{n:,} items read from {ref.root.name}")
+
+
+def check_rubric(path: Path | None) -> Finding:
+    """The rubric a run names (``None``: the project's) loads, with what it asks."""
+    shown = path or default_rubric_path()
+    try:
+        rubric = load_rubric(path)
+    except RubricError as exc:
+        return Finding(f"rubric {shown.name}", False, str(exc))
+    holistic = "no holistic question"
+    if rubric.holistic is not None:
+        holistic = f"holistic {rubric.holistic.scale.min}-{rubric.holistic.scale.max}"
+    detail = f"{len(rubric.dimensions)} dimensions, {holistic}, SHA-256 {rubric.sha256[:12]}"
+    return Finding(f"rubric {shown.name}", True, detail)
 
 
 def check_key(endpoint: Endpoint) -> Finding:
@@ -91,6 +107,9 @@ def preflight(
         else list(prof.datasets)
     )
     found = [check_dataset(prof.dataset(n)) for n in names]
+    chosen = [config.run(r) for r in runs] if runs else config.runs_of(profile)
+    rubrics = dict.fromkeys(r.rubric for r in chosen) or {prof.rubric: None}
+    found += [check_rubric(path) for path in rubrics]
     found.append(check_key(endpoint))
     found += check_models(prof, endpoint)
     return found

@@ -85,6 +85,7 @@ class ProfileSpec(_ProfileSendKeys):  # type: ignore[misc, valid-type]
     datasets: dict[str, _Dataset]
     families: dict[str, str]
     predeclared: list[str] | None = None
+    rubric: str | None = None
 
     @model_validator(mode="after")
     def _predeclared_are_families(self) -> ProfileSpec:
@@ -143,6 +144,7 @@ class RunSpec(_RunSendKeys):  # type: ignore[misc, valid-type]
     datasets: list[str] | None = None
     notebooks: list[str]
     parameters: dict[str, Any] = Field(default_factory=dict)
+    rubric: str | None = None
 
     @model_validator(mode="after")
     def _one_way_to_name_datasets(self) -> RunSpec:

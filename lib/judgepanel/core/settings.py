@@ -58,6 +58,7 @@ class ScoreRequest:
         options: send options set over the run's and the profile's (name -> value,
             ``None``: not set; see `judgepanel.core.sendconfig.ClientOptions`).
         source: where ``options`` come from (shown by ``check --explain``).
+        rubric: the rubric file or folder (default: the run's, else the project's).
     """
 
     run: str | None = None
@@ -73,6 +74,7 @@ class ScoreRequest:
     store: Path | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     source: str = COMMAND_LINE
+    rubric: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ class ScoreSettings:
     limit_images: int | None = None
     predeclared: tuple[str, ...] = ()
     run: str = ""
+    rubric: Path | None = None
+    """The rubric file or folder the calls are built from (``None``: the project's)."""
 
     @property
     def seed(self) -> int:
@@ -204,6 +208,7 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
         limit_images=request.limit_images,
         predeclared=tuple(profile.predeclared) if profile else (),
         run=request.run or "",
+        rubric=request.rubric or (run.rubric if run else None),
     )
 
 

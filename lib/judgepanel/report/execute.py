@@ -284,12 +284,8 @@ model knows)."""
 QUICK_RUNS_FILE = "quick-runs.yaml"
 
 
-def quick_runs_file(config: Config, outputs: Path) -> Path:
-    """The runs file of a quick report: the same profiles and runs, fewer repetitions.
-
-    Written under ``outputs``; its paths are made absolute so they still name the files the
-    original runs file names (pages show them relative to the project, as always).
-    """
+def _absolute_raw(config: Config) -> dict[str, Any]:
+    """The runs file as parsed, with its paths made absolute (for a copy written elsewhere)."""
     raw = copy.deepcopy(config.raw)  # the file as parsed once, not read again
     base = config.path.resolve().parent
 
@@ -298,12 +294,36 @@ def quick_runs_file(config: Config, outputs: Path) -> Path:
         return str(q if q.is_absolute() else base / q)
 
     for prof in (raw.get("profiles") or {}).values():
-        if prof.get("store"):
-            prof["store"] = absolute(prof["store"])
+        for key in ("store", "rubric"):
+            if prof.get(key):
+                prof[key] = absolute(prof[key])
         for ds in (prof.get("datasets") or {}).values():
             for key in ("root", "questions", "eligible"):
                 if ds.get(key):
                     ds[key] = absolute(ds[key])
+    for run in (raw.get("runs") or {}).values():
+        if run.get("rubric"):
+            run["rubric"] = absolute(run["rubric"])
+    return raw
+
+
+def _write_runs_file(raw: dict[str, Any], path: Path, rubric: Path | None) -> Path:
+    if rubric is not None:  # ``--rubric`` wins over every run's and profile's own
+        for run in (raw.get("runs") or {}).values():
+            run["rubric"] = str(Path(rubric).resolve())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def quick_runs_file(config: Config, outputs: Path, rubric: Path | None = None) -> Path:
+    """The runs file of a quick report: the same profiles and runs, fewer repetitions.
+
+    Written under ``outputs``; its paths are made absolute so they still name the files the
+    original runs file names (pages show them relative to the project, as always).
+    ``rubric`` (``--rubric``) replaces every run's rubric.
+    """
+    raw = _absolute_raw(config)
     for design in (raw.get("scoring") or {}).values():
         for key, cap in QUICK_DESIGN.items():
             if key in design:
@@ -314,10 +334,16 @@ def quick_runs_file(config: Config, outputs: Path) -> Path:
         for key, cap in QUICK_PARAMETERS.items():
             if key in params:
                 params[key] = min(int(params[key]), cap)
-    path = outputs / QUICK_RUNS_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-    return path
+    return _write_runs_file(raw, outputs / QUICK_RUNS_FILE, rubric)
+
+
+RUBRIC_RUNS_FILE = "rubric-runs.yaml"
+
+
+def rubric_runs_file(config: Config, outputs: Path, rubric: Path) -> Path:
+    """A copy of the runs file whose every run names ``rubric`` (``report --rubric``):
+    the scoring and the notebooks all read their rubric from the runs file they are given."""
+    return _write_runs_file(_absolute_raw(config), outputs / RUBRIC_RUNS_FILE, rubric)
 
 
 class ReportError(JudgepanelError, ValueError):
@@ -347,6 +373,7 @@ class ReportRequest:
         pages: render the HTML pages, the call explorers and the index; without them the
             executed notebooks, their tables and the manifest are written (a check that
             the tables reproduce needs no more).
+        rubric: a rubric file or folder replacing every run's (``--rubric``).
     """
 
     profile: str = "demo"
@@ -362,6 +389,7 @@ class ReportRequest:
     jobs: int | None = None
     score_lanes: int | None = None
     pages: bool = True
+    rubric: Path | None = None
 
 
 def selected(config: Config, request: ReportRequest) -> list[tuple[Run, list[str]]]:
@@ -452,10 +480,14 @@ def run_report(request: ReportRequest, config: Config | None = None) -> int:
     if request.quick:
         request = replace(
             request,
-            runs_file=quick_runs_file(named, Path(request.outputs)),
+            runs_file=quick_runs_file(named, Path(request.outputs), request.rubric),
             overrides={"n_resamples": QUICK_RESAMPLES, **request.overrides},
         )
-    config = load_config(request.runs_file) if request.quick else named
+    elif request.rubric is not None:
+        written = rubric_runs_file(named, Path(request.outputs), request.rubric)
+        request = replace(request, runs_file=written)
+    derived = request.quick or request.rubric is not None
+    config = load_config(request.runs_file) if derived else named
     chosen = selected(config, request)
     runs = [run for run, _ in chosen]
     outputs = Path(request.outputs).resolve()

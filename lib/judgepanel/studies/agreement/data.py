@@ -16,7 +16,7 @@ import pandas as pd
 
 from judgepanel.core.config import Config, Run
 from judgepanel.core.frames import read_calls, score_table, scored_dataset
-from judgepanel.core.prompts import SCORE_MAX, SCORE_MIN, load_rubric
+from judgepanel.core.prompts import Rubric, load_rubric
 from judgepanel.datasets import Dataset
 from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.stats.ratings import ITEM, RATER, SCORE
@@ -88,16 +88,29 @@ def _humans(data: Dataset) -> tuple[pd.DataFrame | None, str]:
 
 
 def agreement_data(
-    data: Dataset, calls: pd.DataFrame, dataset: str, *, families: Sequence[str] | None = None
+    data: Dataset,
+    calls: pd.DataFrame,
+    dataset: str,
+    *,
+    families: Sequence[str] | None = None,
+    rubric: Rubric | None = None,
 ) -> AgreementData:
     """The study's inputs from a loaded dataset and the store's calls of ``dataset``.
 
+    ``rubric`` is the one the calls were asked with (default: the project's); its holistic
+    scale is mapped onto the dataset's.
+
     Raises:
-        ValueError: the store holds no holistic answer of ``dataset``'s images, or the
-            dataset's range is not two integers.
+        ValueError: the rubric asks no holistic question, the store holds no holistic
+            answer of ``dataset``'s images, or the dataset's range is not two integers.
     """
+    rubric = rubric or load_rubric()
+    data.require_overall("the agreement of judges with people")
+    if rubric.holistic is None:
+        raise ValueError(f"{rubric.source}: the rubric asks no holistic question to agree on")
+    judge_scale = (rubric.holistic.scale.min, rubric.holistic.scale.max)
     answers = score_table(
-        calls, dataset, families=families, rubric_sha=load_rubric().sha256, kinds=("holistic",)
+        calls, dataset, families=families, rubric_sha=rubric.sha256, kinds=("holistic",)
     )
     images = set(data.images["image_id"].astype(str))
     answers = answers.assign(item=answers["item"].astype(str))
@@ -107,7 +120,6 @@ def agreement_data(
     reps = answers.rename(columns={"item": ITEM, "value": SCORE})[
         [ITEM, "family", "repetition", SCORE]
     ].astype({SCORE: float})
-    data.require_overall("the agreement of judges with people")
     assert data.score_range is not None  # a dataset with an overall rating has its range
     low, high = data.score_range
     if int(low) != low or int(high) != high:
@@ -134,7 +146,7 @@ def agreement_data(
         means=means[[ITEM, RATER, SCORE]],
         repetitions=reps.reset_index(drop=True),
         scale=scale,
-        mapping=LinearMap((SCORE_MIN, SCORE_MAX), scale),
+        mapping=LinearMap(judge_scale, scale),
         cost=cost,
         reason=reason,
     )
@@ -145,4 +157,5 @@ def load_agreement(run: Run, config: Config, *, families: Sequence[str]) -> Agre
     ref = dataset_of_kind(run, rated_kinds(), None, use=USE)
     data = scored_dataset(ref.kind, ref.root, config.design(ref.kind))
     calls = read_calls(run.profile.store, ref.name)
-    return agreement_data(data, calls, ref.name, families=families)
+    rubric = load_rubric(run.rubric)
+    return agreement_data(data, calls, ref.name, families=families, rubric=rubric)

@@ -7,6 +7,7 @@ VAB's score-then-rank plans them for the images of its sets
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping
 from functools import lru_cache, partial
 from typing import Any
@@ -16,8 +17,7 @@ import pandas as pd
 from judgepanel.core.calls import CallSpec, PromptSpec, make_spec
 from judgepanel.core.client import cached_data_url
 from judgepanel.core.config import ScoringDesign
-from judgepanel.core.parsing import parse_score
-from judgepanel.core.prompts import DIMENSIONS, Rubric, bytes_data_url, load_rubric
+from judgepanel.core.prompts import Rubric, bytes_data_url, load_rubric
 from judgepanel.core.score_logprobs import TOP_LOGPROBS, LogprobScoring
 from judgepanel.datasets.vab import image_mime
 
@@ -60,6 +60,21 @@ def _text_chars(messages: list[dict[str, Any]]) -> int:
     return n
 
 
+def _logprob_reader(
+    logprob: LogprobScoring, rubric: Rubric, kind: str, dimension: str
+) -> LogprobScoring:
+    """The logprob reader of one prompt, on that prompt's integer scale."""
+    scale = rubric.scale(kind, dimension)
+    if scale.levels is not None:
+        raise ValueError(
+            f"{rubric.source}: dimension {dimension!r} is scored on named levels, which "
+            "prompt_mode logprob cannot read; use prompt_mode sample"
+        )
+    if (scale.min, scale.max) == (logprob.lo, logprob.hi):
+        return logprob
+    return dataclasses.replace(logprob, lo=scale.min, hi=scale.max)
+
+
 def plan_images(
     images: pd.DataFrame,
     families: dict[str, str],
@@ -69,10 +84,12 @@ def plan_images(
     kinds: tuple[str, ...] = ("holistic", "dimension"),
     only: Mapping[str, Collection[str]] | None = None,
     logprob: LogprobScoring | None = None,
+    rubric: Rubric | None = None,
 ) -> list[CallSpec]:
     """Every rubric call for ``images`` x ``families``: k holistic and R per dimension.
 
-    Calls per image and family are ``design.holistic_k + 5 * design.dimension_r``. The plan
+    Calls per image and family are ``design.holistic_k`` (none when the rubric asks no
+    holistic question) plus ``design.dimension_r`` per dimension of the rubric. The plan
     is image-major (image, then family, then prompt, then repetition), so the repetitions
     of one image are adjacent and its file is read and encoded once.
 
@@ -89,6 +106,8 @@ def plan_images(
             image-major, so each image is still encoded once.
         logprob: ask each holistic and dimension prompt once, with logprobs, read by this
             (kinds ``LOGPROB_KINDS``; ``None``: sample them k and R times).
+        rubric: the rubric whose prompts, parsers and hash the calls get (default: the
+            project's ``rubric/`` folder).
 
     Raises:
         ValueError: missing columns, duplicate image ids, or ``only`` naming a kind not
@@ -112,20 +131,25 @@ def plan_images(
         unknown = sorted(set(fams) - set(families))
         if unknown:
             raise ValueError(f"`only` names families not planned for {kind!r}: {unknown}")
-    rubric = load_rubric()
+    rubric = rubric or load_rubric()
+    if "sham" in kinds and not rubric.sham:
+        raise ValueError(f"{rubric.source}: the rubric has no sham variant to plan")
     reps_of = {"holistic": design.holistic_k, "dimension": design.dimension_r}
     reps_of["sham"] = design.sham_r
-    plan = [("holistic", "", design.holistic_k)] if "holistic" in kinds else []
-    plan += [(k, d, reps_of[k]) for k in kinds if k != "holistic" for d in DIMENSIONS]
-    prompts: list[tuple[str, str, str, int, str, int]] = []
+    asks_holistic = "holistic" in kinds and rubric.holistic is not None
+    plan = [("holistic", "", design.holistic_k)] if asks_holistic else []
+    plan += [(k, d, reps_of[k]) for k in kinds if k != "holistic" for d in rubric.keys]
+    prompts: list[tuple[str, str, str, int, str, int, dict[str, Any]]] = []
     for kind, dim, reps in plan:
         chars = _text_chars(rubric.messages(kind, dim, "<image>"))
         stored = kind
+        parsing: dict[str, Any] = {"parse": rubric.parser(kind, dim)}
         if logprob is not None and kind in LOGPROB_KINDS:
             stored, reps = LOGPROB_KINDS[kind], min(reps, 1)
-        prompts.append((kind, stored, dim, reps, rubric.prompt_hash(kind, dim), chars))
+            reader = _logprob_reader(logprob, rubric, kind, dim)
+            parsing.update(extra_body=LOGPROB_BODY, parse_choice=reader)
+        prompts.append((kind, stored, dim, reps, rubric.prompt_hash(kind, dim), chars, parsing))
     temperature = float(design.temperature)
-    extra = {"extra_body": LOGPROB_BODY, "parse_choice": logprob}
     specs: list[CallSpec] = []
     for image_id, source in zip(ids, sources, strict=True):
         asked = [
@@ -138,16 +162,15 @@ def plan_images(
                     kind=stored,
                     prompt_hash=phash,
                     build=partial(builder, rubric, kind, dim, source),
-                    parse=parse_score,
                     max_tokens=SCORE_MAX_TOKENS,
                     temperature=temperature,
                     dimension=dim,
                     rubric_sha=rubric.sha_of(kind),
                     text_chars=chars,
-                    **(extra if stored != kind else {}),
+                    **parsing,
                 ),
             )
-            for kind, stored, dim, reps, phash, chars in prompts
+            for kind, stored, dim, reps, phash, chars, parsing in prompts
         ]
         for family, model in families.items():
             for kind, reps, prompt in asked:

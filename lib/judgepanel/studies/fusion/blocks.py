@@ -101,14 +101,18 @@ class Blocks:
     P: pd.DataFrame
     H_split: pd.DataFrame
     H_blocks3: pd.DataFrame | None
+    dimensions: tuple[str, ...] = DIMENSIONS
+    """The rubric's dimension keys, in order (the columns of P per family)."""
 
     @property
     def items(self) -> pd.Index:
         return self.y.index
 
-    def P_of(self, families: Sequence[str], dimensions: Sequence[str] = DIMENSIONS):
-        """The dimension means of ``families``, in the canonical order of the families."""
-        cols = [f"{f}:{d}" for f in canonical(families) for d in dimensions]
+    def P_of(self, families: Sequence[str], dimensions: Sequence[str] | None = None):
+        """The dimension means of ``families``, in the canonical order of the families
+        (``dimensions``: default the rubric's)."""
+        dims = self.dimensions if dimensions is None else dimensions
+        cols = [f"{f}:{d}" for f in canonical(families) for d in dims]
         return self.P[cols]
 
     def H_of(self, families: Sequence[str]) -> pd.DataFrame:
@@ -147,21 +151,30 @@ def build_blocks(
     families: Sequence[str],
     *,
     k: int | None = None,
+    dimensions: Sequence[str] = DIMENSIONS,
+    holistic: bool = True,
 ) -> Blocks:
     """All blocks for ``families``, restricted to images that have every feature.
 
     Images missing a feature (a failed call that left no repetition) are dropped from all
     blocks alike, so every arm is compared on the same images; the caller reports how many.
+    ``dimensions`` are the rubric's; a rubric without a holistic question (``holistic``
+    False) gives holistic blocks without columns. A ``target`` missing on every image (a
+    study without an overall rating) restricts nothing, and ``y`` stays missing.
     """
-    H = holistic_means(scores, families, k)
-    P = dimension_means(scores, families)
-    split = holistic_block_split(scores, families)
-    try:
-        b3 = holistic_blocks_of(scores, families)
-    except ValueError:
-        b3 = None
+    P = dimension_means(scores, families, dimensions)
+    b3: pd.DataFrame | None = None
+    if holistic:
+        H = holistic_means(scores, families, k)
+        split = holistic_block_split(scores, families)
+        try:
+            b3 = holistic_blocks_of(scores, families, n_blocks=len(dimensions))
+        except ValueError:
+            b3 = None
+    else:
+        H = split = pd.DataFrame(index=P.index)
     frames = [H, P, split] + ([b3] if b3 is not None else [])
-    common = target.dropna().index
+    common = target.dropna().index if target.notna().any() else target.index
     for f in frames:
         common = common.intersection(f.dropna().index)
     common = common.sort_values()
@@ -171,6 +184,7 @@ def build_blocks(
         P=P.loc[common],
         H_split=split.loc[common],
         H_blocks3=None if b3 is None else b3.loc[common],
+        dimensions=tuple(dimensions),
     )
 
 

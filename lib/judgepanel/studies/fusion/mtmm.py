@@ -149,6 +149,18 @@ def validated_attributes(images: pd.DataFrame, dimensions: Sequence[str] = VALID
     ]
 
 
+def rubric_attributes(dimensions: Sequence[str]) -> list[str]:
+    """The dimensions of a rubric that a human attribute rating may validate.
+
+    The seed rubric holds distinctiveness and emotion out by design (they are tested
+    against the held-out fourth attribute instead), so for it this is ``VALIDATED``; for
+    any other rubric every dimension may be validated by a rating stored under its key.
+    """
+    if tuple(dimensions) == DIMENSIONS:
+        return list(VALIDATED)
+    return list(dimensions)
+
+
 def profile_cells(
     datasets: Mapping[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]],
     families: Sequence[str],
@@ -156,6 +168,7 @@ def profile_cells(
     done: Mapping[str, pd.DataFrame] | None = None,
     n_resamples: int = 10_000,
     seed: int = 0,
+    attributes: Sequence[str] = VALIDATED,
 ) -> dict[str, pd.DataFrame]:
     """The :func:`mtmm_cells` of every dataset that has a validated attribute.
 
@@ -165,6 +178,8 @@ def profile_cells(
         families: the families tested.
         done: tables already computed, by dataset name; used as they are.
         n_resamples, seed: as :func:`mtmm_cells`, the same for every dataset.
+        attributes: the rubric dimensions a human rating may validate
+            (:func:`rubric_attributes`).
 
     A dataset without a validated attribute has no cell and is left out, so the family of
     comparisons that :func:`pool_cells` corrects is the cells that exist.
@@ -175,11 +190,11 @@ def profile_cells(
         if name in done:
             out[name] = done[name]
             continue
-        attributes = validated_attributes(images)
-        if attributes:
-            human = images.loc[P.index, [OVERALL, *attributes]]
+        held = validated_attributes(images, attributes)
+        if held and images[OVERALL].notna().any():  # the overall rating is optional
+            human = images.loc[P.index, [OVERALL, *held]]
             out[name] = mtmm_cells(
-                P, H, human, families, attributes=attributes, n_resamples=n_resamples, seed=seed
+                P, H, human, families, attributes=held, n_resamples=n_resamples, seed=seed
             )
     return out
 
@@ -265,8 +280,10 @@ def mtmm_matrix(
     *,
     partial: bool = True,
     attributes: Sequence[str] = VALIDATED,
+    dimensions: Sequence[str] = DIMENSIONS,
 ) -> pd.DataFrame:
-    """Correlation of every prompt (five dimensions and holistic) with every human attribute.
+    """Correlation of every prompt (the rubric's ``dimensions`` and holistic) with every
+    human attribute.
 
     Rows are ``family · prompt``, columns the attributes; values are partial Spearman
     correlations given the overall score (or raw ones with ``partial=False``).
@@ -275,7 +292,7 @@ def mtmm_matrix(
     overall = human[OVERALL].to_numpy(float)
     rows = {}
     for fam in families:
-        prompts = {d: P[f"{fam}:{d}"] for d in DIMENSIONS} | {"holistic": H[fam]}
+        prompts = {d: P[f"{fam}:{d}"] for d in dimensions} | {"holistic": H[fam]}
         for name, values in prompts.items():
             x = values.to_numpy(float)
             rows[f"{fam} · {name}"] = {

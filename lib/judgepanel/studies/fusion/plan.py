@@ -18,6 +18,7 @@ from judgepanel.core.calls import CallSpec
 from judgepanel.core.config import DatasetRef, ScoringDesign
 from judgepanel.core.frames import scored_dataset
 from judgepanel.core.paths import project_root
+from judgepanel.core.prompts import load_rubric
 from judgepanel.core.score_logprobs import LogprobScoring
 from judgepanel.core.scoring import register_planner
 from judgepanel.core.settings import ScoreSettings
@@ -58,6 +59,7 @@ def plan_dataset(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
     logprobs (the sham rubric and the temperature grid are sampled as always).
     """
     design = settings.designs[target.name]
+    rubric = load_rubric(settings.rubric)
     data = scored_dataset(target.kind, target.root, design)
     images = data.images
     if settings.limit_images is not None:
@@ -68,11 +70,14 @@ def plan_dataset(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
         design,
         dataset=target.name,
         logprob=logprob_scoring(settings.parameters),
+        rubric=rubric,
     )
     if design.sham_r > 0:
         # The sham rubric is scored for the pre-declared families, as seed 000 does.
         sham_families = {f: m for f, m in settings.families.items() if f in settings.predeclared}
-        specs += plan_images(images, sham_families, design, dataset=target.name, kinds=("sham",))
+        specs += plan_images(
+            images, sham_families, design, dataset=target.name, kinds=("sham",), rubric=rubric
+        )
     rule_file = settings.parameters.get("temperature_rule")
     if rule_file:
         # The grid's base temperature repeats calls of the main design: plan each key once.
@@ -103,7 +108,11 @@ def plan_temperature_grid(
     for t in rule.grid():
         grid_design = ScoringDesign(holistic_k=0, dimension_r=rule.dimension_r, temperature=t)
         specs += plan_images(
-            images, {family: settings.families[family]}, grid_design, dataset=target.name
+            images,
+            {family: settings.families[family]},
+            grid_design,
+            dataset=target.name,
+            rubric=load_rubric(settings.rubric),
         )
     return specs
 

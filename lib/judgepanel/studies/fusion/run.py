@@ -19,7 +19,7 @@ import pandas as pd
 
 from judgepanel.core.config import Config, DatasetRef, Run, ScoringDesign
 from judgepanel.core.frames import SCORE_COLUMNS, read_calls, score_table, scored_dataset
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.prompts import Rubric, load_rubric
 from judgepanel.datasets import Dataset
 from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.studies.common.run_dataset import dataset_of_kind
@@ -39,6 +39,7 @@ class RatedData:
         calls: the stored calls of the dataset (``columns`` of :func:`load_rated`).
         scores: the ok holistic and dimension answers of the panel (``score_table``).
         blocks: the feature blocks, on the images that have every feature.
+        rubric: the run's rubric (its dimensions are the blocks' P columns).
     """
 
     name: str
@@ -47,6 +48,7 @@ class RatedData:
     calls: pd.DataFrame
     scores: pd.DataFrame
     blocks: Blocks
+    rubric: Rubric | None = None
 
     @property
     def images(self) -> pd.DataFrame:
@@ -65,21 +67,28 @@ def _read(
     store: str | Path,
     families: Sequence[str],
     columns: Sequence[str] | None,
+    rubric: Rubric,
 ) -> RatedData:
-    """A rated dataset's scored images, calls, scores and blocks."""
+    """A rated dataset's scored images, calls, scores and blocks under ``rubric``."""
     data = scored_dataset(ref.kind, ref.root, design)
-    data.require_overall("the rubric-fusion study")
     calls = read_calls(store, ref.name, columns=columns)
     scores = score_table(
         calls,
         ref.name,
         families=list(families),
-        rubric_sha=load_rubric().sha256,
+        rubric_sha=rubric.sha256,
         temperature=design.temperature,
     )
-    human = data.images.set_index("image_id")["mean_score"]
-    blocks = build_blocks(scores, human, list(families))
-    return RatedData(ref.name, design, data, calls, scores, blocks)
+    ids = data.images["image_id"]
+    human = (  # without an overall rating the blocks' target is missing, never invented
+        data.images.set_index("image_id")["mean_score"]
+        if data.has_overall
+        else pd.Series(float("nan"), index=pd.Index(ids, name="image_id"), name="mean_score")
+    )
+    blocks = build_blocks(
+        scores, human, list(families), dimensions=rubric.keys, holistic=rubric.holistic is not None
+    )
+    return RatedData(ref.name, design, data, calls, scores, blocks, rubric)
 
 
 def load_rated(
@@ -104,7 +113,8 @@ def load_rated(
             spans several datasets and ``dataset`` is None.
     """
     ref = dataset_of_kind(run, rated_kinds(), dataset, use=USE)
-    return _read(ref, config.design(ref.kind), run.profile.store, families, columns)
+    rubric = load_rubric(run.rubric)
+    return _read(ref, config.design(ref.kind), run.profile.store, families, columns, rubric)
 
 
 def load_run(
@@ -145,5 +155,7 @@ def load_profile_rated(
         if name in loaded:
             out[name] = loaded[name]
         elif len(read_calls(store, name, kinds=("holistic", "dimension"), columns=["kind"])):
-            out[name] = _read(ref, config.design(ref.kind), store, families, SCORE_COLUMNS)
+            design = config.design(ref.kind)
+            rubric = load_rubric(run.rubric)
+            out[name] = _read(ref, design, store, families, SCORE_COLUMNS, rubric)
     return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.config import DatasetRef
+from judgepanel.core.prompts import load_rubric
 from judgepanel.core.scoring import register_planner
 from judgepanel.core.settings import ScoreSettings
 from judgepanel.datasets import load_vab
@@ -45,6 +46,7 @@ def plan_dataset(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
         settings.designs[target.name],
         dataset=target.name,
         only={"dimension": panel},
+        rubric=load_rubric(settings.rubric),
     )
     return specs
 

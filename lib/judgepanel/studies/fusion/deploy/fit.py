@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.prompts import Rubric, load_rubric
 from judgepanel.stats import bootstrap_arms, percentile_ci, resample_indices
 from judgepanel.stats.correlation import kendall_b, spearman
 from judgepanel.studies.common.combiners import FOLD_SEED, N_FOLDS, gb_combiner, oof_predict
@@ -173,9 +173,9 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def prompt_hashes(spec: ArmSpec) -> dict[str, str]:
+def prompt_hashes(spec: ArmSpec, rubric: Rubric | None = None) -> dict[str, str]:
     """Each prompt the arm's features need -> the hash of its text (image left out)."""
-    rubric = load_rubric()
+    rubric = rubric or load_rubric()
     out = {"holistic": rubric.prompt_hash("holistic")} if spec.holistic else {}
     out.update({f"dimension:{d}": rubric.prompt_hash("dimension", d) for d in spec.dimensions})
     return out
@@ -214,6 +214,7 @@ def fit_arm(
     n_resamples: int,
     seed: int,
     extra: dict[str, Any] | None = None,
+    rubric: Rubric | None = None,
 ) -> DeployedModel:
     """Fit ``spec`` on the labelled images ``y`` (index: item) from their ok answers.
 
@@ -241,7 +242,7 @@ def fit_arm(
         raise ValueError(f"training features missing for some labelled images: {bad[:5]}")
     oof = oof_scores(spec, X, y, candidates)
     acc = accuracy(y, oof, n_resamples=n_resamples, seed=seed)
-    rubric = load_rubric()
+    rubric = rubric or load_rubric()
     meta: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -252,7 +253,7 @@ def fit_arm(
         "families": {f: families[f] for f in names},
         "candidate_families": dict(families),
         "rubric_sha256": rubric.sha256,
-        "prompt_hashes": prompt_hashes(spec),
+        "prompt_hashes": prompt_hashes(spec, rubric),
         "k": int(k),
         "r": int(r),
         "temperature": float(temperature),

@@ -27,7 +27,7 @@ from judgepanel.core.client import ClientOptions, RunSummary, run_calls
 from judgepanel.core.config import ConfigError, Price, ScoringDesign
 from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.frames import read_calls, score_table
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.prompts import Rubric, load_rubric
 from judgepanel.core.scoring import estimate_plan
 from judgepanel.core.store import Store
 from judgepanel.datasets import load_dataset
@@ -94,26 +94,31 @@ def resolve_source(
     return ImageSource(name, kind, path, images.reset_index(drop=True))
 
 
-def sent_identity(model: DeployedModel, models: Mapping[str, str] | None = None) -> dict:
+def sent_identity(
+    model: DeployedModel, models: Mapping[str, str] | None = None, rubric: Rubric | None = None
+) -> dict:
     """What a prediction would send: the rubric's hash, the prompts' hashes, model ids."""
+    rubric = rubric or load_rubric()
     models = dict(models or {})
     unknown = sorted(set(models) - set(model.families))
     if unknown:
         raise ConfigError(f"--models names families the model has not: {unknown}")
     return {
-        "rubric_sha256": load_rubric().sha256,
-        "prompt_hashes": prompt_hashes(spec_of(model)),
+        "rubric_sha256": rubric.sha256,
+        "prompt_hashes": prompt_hashes(spec_of(model), rubric),
         "families": {f: models.get(f, m) for f, m in model.families.items()},
     }
 
 
-def check_identity(model: DeployedModel, models: Mapping[str, str] | None = None) -> None:
+def check_identity(
+    model: DeployedModel, models: Mapping[str, str] | None = None, rubric: Rubric | None = None
+) -> None:
     """Refuse a model whose rubric, prompts or model ids differ from what would be sent.
 
     Raises:
         ModelMismatch: naming every difference.
     """
-    now = sent_identity(model, models)
+    now = sent_identity(model, models, rubric)
     problems = []
     if model.meta["rubric_sha256"] != now["rubric_sha256"]:
         problems.append(
@@ -142,13 +147,18 @@ def spec_of(model: DeployedModel) -> ArmSpec:
     return ArmSpec(m["arm"], m["holistic"], tuple(m["dimensions"]), m["combiner"])
 
 
-def plan_predict(model: DeployedModel, source: ImageSource) -> list[CallSpec]:
-    """Exactly the calls the model's features need, keyed as the training calls were."""
+def plan_predict(
+    model: DeployedModel, source: ImageSource, rubric: Rubric | None = None
+) -> list[CallSpec]:
+    """Exactly the calls the model's features need, keyed as the training calls were
+    (``rubric``: the rubric sent, default the project's)."""
     m = model.meta
     design = ScoringDesign(holistic_k=m["k"], dimension_r=m["r"], temperature=m["temperature"])
     wanted = {(fam, kind, dim): reps for fam, kind, dim, reps in m["calls"]}
     kinds = tuple(dict.fromkeys(kind for _, kind, _, _ in m["calls"]))
-    specs = plan_images(source.images, model.families, design, dataset=source.name, kinds=kinds)
+    specs = plan_images(
+        source.images, model.families, design, dataset=source.name, kinds=kinds, rubric=rubric
+    )
     return [
         s
         for s in specs

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from judgepanel.core.config import ConfigError, load_config
+from judgepanel.core.prompts import load_rubric
 from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.studies.fusion.deploy.arms import arm_spec
 from judgepanel.studies.fusion.deploy.fit import dataset_sha256, fit_arm
@@ -91,4 +92,5 @@ def fit_run(
         n_resamples=int(n_resamples or params.get("n_resamples", 2000)),
         seed=int(params.get("seed", 0)),
         extra=extra,
+        rubric=load_rubric(the_run.rubric),
     )
