@@ -191,7 +191,7 @@ def profile_cells(
             out[name] = done[name]
             continue
         held = validated_attributes(images, attributes)
-        if held and images[OVERALL].notna().any():  # the overall rating is optional
+        if held and OVERALL in images and images[OVERALL].notna().any():  # it is optional
             human = images.loc[P.index, [OVERALL, *held]]
             out[name] = mtmm_cells(
                 P, H, human, families, attributes=held, n_resamples=n_resamples, seed=seed
