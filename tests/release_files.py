@@ -174,7 +174,7 @@ def koniq_frame(n_images: int = 10, seed: int = 0) -> pd.DataFrame:
                 **{f"c{k + 1}": round(c / total, 6) for k, c in enumerate(counts)},
                 "c_total": total,
                 "MOS": round(1 + (votes.mean() - 1) / 4 * 99, 4),
-                "SD": round(votes.std(ddof=1) / 4 * 99, 4),
+                "SD": round(votes.std(ddof=1), 4),
                 "set": ("training", "validation", "test")[i % 3],
             }
         )

@@ -19,6 +19,7 @@ from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import describe_dataset, describe_lines, parse_dataset_spec
 from judgepanel.core.prompts import load_rubric
 from judgepanel.datasets import DatasetError
+from judgepanel.datasets.kinds import get_kind
 
 EXIT_BAD_INPUT = 2
 
@@ -51,6 +52,14 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
         help="a rubric (file or folder): also map each of its dimensions to the attribute "
         "that validates it, with that attribute's noise ceiling",
     )
+    describe.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a loader option the kind declares (e.g. mos_scale=1-5 for koniq, overlap=error "
+        "for aadb, sd_ddof=1 for para); repeatable. The images need not be on disk",
+    )
     describe.add_argument("--json", action="store_true", help="machine-readable output")
     describe.add_argument("--splits", type=int, default=100, help="splits of the ceiling")
     describe.add_argument("--resamples", type=int, default=200, help="resamples of its interval")
@@ -74,6 +83,24 @@ def print_info(
     return 0
 
 
+def loader_options(kind: str, pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as the kind's declared loader options or keys (whole numbers
+    as int).
+
+    Raises:
+        ConfigError: not ``KEY=VALUE``, or a key the kind does not declare.
+    """
+    declared = {**get_kind(kind).keys, **get_kind(kind).options}
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in declared:
+            known = ", ".join(declared) or "none"
+            raise ConfigError(f"--option {pair!r}: expected KEY=VALUE, KEY one of {known}")
+        options[key] = int(value) if value.lstrip("-").isdigit() else value
+    return options
+
+
 def data_command(args: argparse.Namespace) -> int:
     """``judgepanel data describe``; exit 0, or 2 on bad input."""
 
@@ -93,6 +120,7 @@ def data_command(args: argparse.Namespace) -> int:
             n_resamples=args.resamples,
             seed=args.seed,
             rubric=rubric,
+            options=loader_options(kind, args.option),
         )
 
     return print_info(compute, describe_lines, args.json, (ConfigError, DatasetError, OSError))

@@ -18,7 +18,7 @@ import numpy as np
 
 from judgepanel.core.config import ConfigError
 from judgepanel.datasets import Dataset, load_dataset
-from judgepanel.datasets.kinds import rated_kinds
+from judgepanel.datasets.kinds import get_kind, rated_kinds
 from judgepanel.datasets.mapping import FIXED_DIMENSIONS, rubric_mapping
 from judgepanel.stats.ceiling_choice import data_ceiling
 
@@ -55,19 +55,27 @@ def describe_dataset(
     n_resamples: int = 200,
     seed: int = 0,
     rubric: tuple[str, Sequence[str]] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The dataset at ``root`` described; the ceiling is of the overall rating (Spearman).
+    """The dataset at ``root`` described from its label files; the ceiling is of the
+    overall rating (Spearman), and each attribute has its own.
+
+    The images need not be on disk (the loader runs with ``missing_images='keep'``);
+    ``n_on_disk`` says how many are.
 
     Args:
         rubric: a rubric's name and dimension keys: the description then also maps each
             dimension to the attribute that validates it, with that attribute's ceiling.
+        options: the kind's loader options (its declared keys: ``mos_scale``...).
 
     Returns:
         ``n_images``, ``attributes`` (name, column, range, higher_is_better, dimension),
         ``ceiling``, ``ceiling_method``, ``ceiling_ci`` (its 95% interval over images),
         then ``ceiling_reason`` (why there is none, else ""), ``kind``, ``name``,
-        ``root``, ``licence``, ``citation``, ``per_image`` (what is counted per image,
-        with its median, min and max), ``splits`` (images per split) and, with a
+        ``root``, ``licence``, ``citation``, ``n_on_disk``, ``notes`` (how the release
+        was read: form, scale, SD convention, spellings mapped, columns not read), each
+        attribute's ``ceiling*`` keys under ``attributes``, ``per_image`` (what is
+        counted per image, with its median, min and max), ``splits`` (images per split) and, with a
         ``rubric``, ``rubric`` and ``mapping`` (per dimension: the attribute's column
         and name, or None, and its ceiling as above). Missing numbers are None.
 
@@ -75,16 +83,21 @@ def describe_dataset(
         DatasetError: the loader's, for a missing or malformed dataset, or an attribute
             that validates a dimension the rubric does not declare.
     """
-    ds = load_dataset(kind, str(root))
+    keys = {"missing_images": "keep"} if "missing_images" in get_kind(kind).options else {}
+    ds = load_dataset(kind, str(root), **{**keys, **(options or {})})
     overall = (
         _ceiling(ds, "score", n_splits, n_resamples, seed)
         if ds.has_overall
         else _no_ceiling("the dataset has no overall rating")
     )
+    attributes = _attributes(ds)
+    for a in attributes:
+        found = overall if a["column"] == "score" and ds.has_overall else None
+        a.update(found or _ceiling(ds, a["column"], n_splits, n_resamples, seed))
     split = ds.images.get("split")
     info = {
         "n_images": len(ds),
-        "attributes": _attributes(ds),
+        "attributes": attributes,
         **overall,
         "ceiling_metric": "spearman",
         "kind": kind,
@@ -92,6 +105,8 @@ def describe_dataset(
         "root": str(ds.root),
         "licence": ds.licence,
         "citation": ds.citation,
+        "n_on_disk": ds.n_on_disk,
+        "notes": list(ds.notes),
         "per_image": _per_image(ds),
         "splits": {} if split is None else split.fillna("(none)").value_counts().to_dict(),
     }
@@ -148,6 +163,8 @@ def describe_lines(info: dict[str, Any]) -> list[str]:
     ]
     splits = ", ".join(f"{k} {v}" for k, v in info["splits"].items())
     lines.append(f"images     {info['n_images']}" + (f" (split: {splits})" if splits else ""))
+    if info.get("n_on_disk") is not None:
+        lines.append(f"on disk    {info['n_on_disk']:,} of {info['n_images']:,} images")
     per = info["per_image"]
     if per["median"] is None:
         lines.append(f"per image  {per['unit']}")
@@ -170,6 +187,13 @@ def describe_lines(info: dict[str, Any]) -> list[str]:
             f"{direction[a['higher_is_better']]}{turned}  {a['dimension'] or '-'}"
         )
     lines.append(f"noise ceiling  {_ceiling_words(info)}")
+    others = [a for a in info["attributes"] if a["column"] != "score" and "ceiling" in a]
+    if others:
+        lines.append("noise ceiling of each other attribute")
+        lines += [f"  {a['column']:<20} {_ceiling_words(a)}" for a in others]
+    if info.get("notes"):
+        lines.append("read as")
+        lines += [f"  {note}" for note in info["notes"]]
     if "mapping" in info:
         lines.append(f"rubric {info['rubric']}: each dimension, the attribute that validates it")
         for m in info["mapping"]:
