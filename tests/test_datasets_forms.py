@@ -13,8 +13,10 @@ from release_forms import (
     vote_counts,
     write_aadb_csvs,
     write_aadb_mat,
+    write_cadb,
     write_koniq_scores,
     write_koniq_sets,
+    write_live,
     write_para_giaa,
     write_spaq_csv,
 )
@@ -182,3 +184,26 @@ def test_aadb_raw_ratings_ceiling_matches_an_independent_split(tmp_path):
     ).dropna()
     matrix = np.vstack([g.to_numpy(float) for _, g in long.groupby("url")["score"]])
     assert ceiling(ds, "score") == pytest.approx(rater_split_half(matrix), abs=0.01)
+
+
+# --- LIVE in the Wild and CADB -----------------------------------------------------------------
+
+
+def test_live_wild_means_sds_and_the_authors_n(tmp_path):
+    root, ratings = write_live(tmp_path)
+    ds = load_dataset("live_wild", str(root))
+    assert len(ds) == 33 and "t1.bmp" not in set(ds.images["image_id"])
+    assert len(load_dataset("live_wild", str(root), training_images="keep")) == 40
+    kept = ratings[7:]
+    expected = ctt_ceiling(kept.mean(1), kept.std(1, ddof=1), np.full(33, 175.0))
+    assert ceiling(ds, "score", "pearson") == pytest.approx(expected, abs=0.01)
+    assert any("n = 175" in n for n in ds.notes)
+
+
+def test_cadb_per_rater_composition_without_an_overall_rating(tmp_path):
+    root, scores = write_cadb(tmp_path)
+    ds = load_dataset("cadb", str(root))
+    assert not ds.has_overall and ds.attributes["composition"].dimension == "composition"
+    assert (ds.images["n_raters"] == 5).all()
+    matrix = np.array([entry["scores"] for entry in scores.values()], dtype=float)
+    assert ceiling(ds, "composition") == pytest.approx(rater_split_half(matrix), abs=0.01)

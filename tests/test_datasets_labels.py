@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from release_files import JPEG, WRITERS, spaq_frame, write_aadb, write_spaq
-from release_forms import para_giaa_ratings, write_para_giaa
+from release_forms import para_giaa_ratings, write_cadb, write_live, write_para_giaa
 from test_datasets_eva_para import EVA_HEADER, write_eva, write_para
 
 from judgepanel.cli import main
@@ -24,6 +24,8 @@ ALL_WRITERS = {
     "eva": write_eva,
     "para": write_para,
     "para_giaa": lambda root: write_para_giaa(root, para_giaa_ratings(8, 6)),
+    "live_wild": lambda root: write_live(root, n_images=12)[0],
+    "cadb": lambda root: write_cadb(root, n_images=8)[0],
 }
 """Each form's writer; ``para_giaa`` is the ``para`` kind read from its GIAA files."""
 
@@ -48,6 +50,13 @@ def _aadb(root: Path) -> Path:
     for split in ("Train", "Validation", "Test"):
         old = folder / f"imgList{split}Regression_Light.txt"
         old.rename(folder / f"imgList{split}Regression_Lite.txt")
+    return root
+
+
+def _cadb(root: Path) -> Path:
+    root = write_cadb(root, n_images=6)[0]
+    path = root / "composition_scores.json"
+    path.write_text(path.read_text().replace('"scores"', '"score"', 1))
     return root
 
 
@@ -80,6 +89,7 @@ RENAMED = {
               r"metaANDdemodata\.csv: missing column\(s\) response \(found: .*rating.*\); rename"),
     "aadb": (_aadb, r"imgList\w+Regression_Lite\.txt: unknown AADB attribute 'Lite' \(known: "
                     r".*BalacingElements\); rename it"),
+    "cadb": (_cadb, r"composition_scores\.json: image '.*' has no list 'scores' \(found: score, "),
 }  # fmt: skip
 
 
@@ -171,3 +181,14 @@ def test_an_sd_without_n_says_so(tmp_path):
     summary = ds.summary.assign(n=np.nan)
     found = data_ceiling(Dataset(**{**ds.__dict__, "summary": summary}), "mos")
     assert found.method == "none" and "SD is released but not how many ratings" in found.reason
+
+
+def test_describe_cadb_gives_the_composition_ceiling(tmp_path, capsys):
+    root = write_cadb(tmp_path / "cadb", n_images=30)[0]
+    argv = ["data", "describe", "--dataset", f"cadb:{root}", "--json", "--splits", "20"]
+    assert main([*argv, "--resamples", "30"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["ceiling"] is None and "no overall rating" in info["ceiling_reason"]
+    (composition,) = info["attributes"]
+    assert composition["ceiling_method"] == "per_rater_split_half" and composition["ceiling"] > 0
+    assert info["citation"].startswith("Zhang, B.")

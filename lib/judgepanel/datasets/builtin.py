@@ -7,10 +7,12 @@ from typing import Literal
 
 from judgepanel.datasets.aadb import load_aadb
 from judgepanel.datasets.ava import load_ava
+from judgepanel.datasets.cadb import load_cadb
 from judgepanel.datasets.eva import load_eva
 from judgepanel.datasets.kinds import DatasetKind, Key, register_kind
 from judgepanel.datasets.koniq import load_koniq
 from judgepanel.datasets.lapis import load_lapis
+from judgepanel.datasets.live import load_live_wild
 from judgepanel.datasets.para import load_para
 from judgepanel.datasets.ratings import load_ratings
 from judgepanel.datasets.spaq import load_spaq
@@ -119,6 +121,31 @@ register_kind(
         RATED,
         summary="LAPIS: the individual-ratings CSV under ``annotation/``, "
         "``images/``, ``imageset/``.",
+        options=MISSING,
+    )
+)
+register_kind(
+    DatasetKind(
+        "live_wild",
+        load_live_wild,
+        RATED,
+        summary="LIVE in the Wild: ``Data/All{Images,MOS,StdDev}_release.mat`` and ``Images/``.",
+        options={
+            **MISSING,
+            "training_images": Key(
+                Literal["drop", "keep"], "drop", doc="the study's seven training images"
+            ),
+            "ratings_per_image": Key(int, 175, doc="n of every image (none is released)"),
+            "sd_ddof": Key(int, 1, doc="the released SDs' ddof"),
+        },
+    )
+)
+register_kind(
+    DatasetKind(
+        "cadb",
+        load_cadb,
+        RATED,
+        summary="CADB: ``composition_scores.json`` (five raters an image) and ``images/``.",
         options=MISSING,
     )
 )
