@@ -207,3 +207,13 @@ def test_cadb_per_rater_composition_without_an_overall_rating(tmp_path):
     assert (ds.images["n_raters"] == 5).all()
     matrix = np.array([entry["scores"] for entry in scores.values()], dtype=float)
     assert ceiling(ds, "composition") == pytest.approx(rater_split_half(matrix), abs=0.01)
+
+
+def test_aadb_test_and_testnew_lists_read_testnew_and_say_so(tmp_path):
+    root = write_aadb(tmp_path, raw=False)
+    folder = root / "imgListFiles_label"
+    for path in folder.glob("imgListTestRegression_*.txt"):
+        (folder / path.name.replace("Test", "TestNew")).write_text(path.read_text())
+    ds = load_dataset("aadb", str(root))
+    assert ds.images["split"].value_counts()["test"] == 3
+    assert "imgListTestRegression_*.txt not read: TestNew is the test split" in ds.notes

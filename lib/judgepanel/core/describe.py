@@ -190,7 +190,12 @@ def describe_lines(info: dict[str, Any]) -> list[str]:
     others = [a for a in info["attributes"] if a["column"] != "score" and "ceiling" in a]
     if others:
         lines.append("noise ceiling of each other attribute")
-        lines += [f"  {a['column']:<20} {_ceiling_words(a)}" for a in others]
+        lines += [f"  {a['column']:<20} {_ceiling_words(a)}" for a in others if a["ceiling"]]
+        reasons: dict[str, list[str]] = {}
+        for a in others:
+            if not a["ceiling"]:
+                reasons.setdefault(_ceiling_words(a), []).append(a["column"])
+        lines += [f"  {', '.join(columns)}: {words}" for words, columns in reasons.items()]
     if info.get("notes"):
         lines.append("read as")
         lines += [f"  {note}" for note in info["notes"]]

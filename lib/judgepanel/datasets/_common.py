@@ -143,9 +143,13 @@ class Dataset:
         def only(table: pd.DataFrame | None) -> pd.DataFrame | None:
             return None if table is None else _rows_of(table, ids)
 
+        on_disk = self.n_on_disk
+        if on_disk is not None:  # every image on disk stays so; else not known without a look
+            on_disk = len(images) if on_disk == total else None
         return dataclasses.replace(
             self,
             images=images,
+            n_on_disk=on_disk,
             ratings=_rows_of(self.ratings, ids),
             votes=only(self.votes),
             summary=only(self.summary),

@@ -142,8 +142,9 @@ def _labels(root: Path) -> tuple[Path, pd.DataFrame, list[str]]:
     )
 
 
-def _split_names(found: list[str], where: Path, pattern: str) -> list[str]:
-    """The splits present: Train and Validation, and TestNew or Test (TestNew if both)."""
+def _split_names(found: list[str], where: Path, pattern: str) -> tuple[list[str], list[str]]:
+    """The splits present: Train and Validation, and TestNew or Test (TestNew, the
+    authors' regression test list, if both: the Test files are then listed as unread)."""
     unknown = [s for s in found if s not in SPLITS]
     if unknown:
         raise DatasetError(
@@ -152,7 +153,10 @@ def _split_names(found: list[str], where: Path, pattern: str) -> list[str]:
         )
     splits = [s for s in ("Train", "Validation") if s in found]
     test = "TestNew" if "TestNew" in found else ("Test" if "Test" in found else None)
-    return splits + ([test] if test else [])
+    unread = []
+    if test == "TestNew" and "Test" in found:
+        unread.append(f"{pattern.format('Test')} not read: TestNew is the test split")
+    return splits + ([test] if test else []), unread
 
 
 def _list_files(folder: Path) -> tuple[pd.DataFrame, list[str]]:
@@ -161,10 +165,12 @@ def _list_files(folder: Path) -> tuple[pd.DataFrame, list[str]]:
     for path in sorted(folder.glob("imgList*Regression_*.txt")):
         split, _, name = path.stem[len("imgList") :].partition("Regression_")
         files[(split, name)] = path
-    splits = _split_names(sorted({s for s, _ in files}), folder, "imgList{}Regression_*.txt")
+    splits, unread = _split_names(
+        sorted({s for s, _ in files}), folder, "imgList{}Regression_*.txt"
+    )
     names = sorted({n for _, n in files}, key=lambda n: (n != "score", n))
     first = {n: p for (_, n), p in reversed(files.items())}
-    notes = _spelling_notes(names, lambda n: str(first[n]))
+    notes = unread + _spelling_notes(names, lambda n: str(first[n]))
     parts = []
     for name in names:
         attribute = BY_NAME[SPELLINGS.get(name, name)]
@@ -235,8 +241,8 @@ def _split_csvs(where: Path) -> tuple[pd.DataFrame, list[str]]:
     """The mirrors' ``imgList<Split>Regression_.csv``: ImageFile, attributes, score."""
     paths = where.glob("imgList*Regression_.csv")
     found = {p.name[len("imgList") : -len("Regression_.csv")]: p for p in paths}
-    splits = _split_names(sorted(found), where, "imgList{}Regression_.csv")
-    parts, notes = [], []
+    splits, notes = _split_names(sorted(found), where, "imgList{}Regression_.csv")
+    parts = []
     for split in splits:
         path = found[split]
         raw = read_table(path, [], None)
