@@ -7,7 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from release_files import ava_lines, spaq_frame, write_aadb, write_ava, write_spaq
+from release_files import (
+    CARD,
+    ava_lines,
+    spaq_frame,
+    write_aadb,
+    write_ava,
+    write_generic,
+    write_spaq,
+)
 from release_forms import (
     para_giaa_ratings,
     vote_counts,
@@ -217,3 +225,24 @@ def test_aadb_test_and_testnew_lists_read_testnew_and_say_so(tmp_path):
     ds = load_dataset("aadb", str(root))
     assert ds.images["split"].value_counts()["test"] == 3
     assert "imgListTestRegression_*.txt not read: TestNew is the test split" in ds.notes
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_a_summary_card_says_its_sd_convention(tmp_path, ddof):
+    rng = np.random.default_rng(5)
+    values = np.clip(np.linspace(2, 8, 30)[:, None] + rng.normal(0, 1.5, (30, 6)), 1, 10)
+    ids = [f"s{i:02d}" for i in range(30)]
+    summary = pd.DataFrame(
+        {
+            "image_id": ids,
+            "attribute": "aesthetic",
+            "mean": values.mean(1),
+            "sd": values.std(1, ddof=ddof),
+            "n": 6,
+        }
+    )
+    card = {**CARD, "sd_ddof": ddof, "attributes": {"aesthetic": CARD["attributes"]["aesthetic"]}}
+    ds = load_dataset("ratings", str(write_generic(tmp_path, summary=summary, card=card)))
+    expected = ctt_ceiling(values.mean(1), values.std(1, ddof=1), np.full(30, 6.0))
+    assert ceiling(ds, "score", "pearson") == pytest.approx(expected, abs=0.01)
+    assert any(f"ddof {ddof}" in n for n in ds.notes)

@@ -66,8 +66,15 @@ def load_ratings(root: str | Path, *, missing_images: str = "error") -> Dataset:
     ratings = votes = summary = None
     if have_ratings:
         ratings, votes = _ratings(root / RATINGS_FILE, attributes, images)
+    notes = []
     if (root / SUMMARY_FILE).is_file():
         summary = _summary(root / SUMMARY_FILE, attributes, images)
+        if card.sd_ddof == 0:
+            n = summary["n"].to_numpy(float)
+            summary["sd"] = summary["sd"] * np.sqrt(n / np.where(n > 1, n - 1, np.nan))
+        if summary["sd"].notna().any():
+            kind = "population SDs (ddof 0)" if card.sd_ddof == 0 else "sample SDs (ddof 1)"
+            notes.append(f"{SUMMARY_FILE}: SDs read as {kind}, by the card's sd_ddof")
     ds = assemble(
         card.name,
         root,
@@ -79,6 +86,7 @@ def load_ratings(root: str | Path, *, missing_images: str = "error") -> Dataset:
         summary=summary,
         licence=card.licence,
         citation=card.citation,
+        notes=notes,
     )
     return apply_policy(ds, missing_images)
 
