@@ -246,3 +246,15 @@ def test_a_summary_card_says_its_sd_convention(tmp_path, ddof):
     expected = ctt_ceiling(values.mean(1), values.std(1, ddof=1), np.full(30, 6.0))
     assert ceiling(ds, "score", "pearson") == pytest.approx(expected, abs=0.01)
     assert any(f"ddof {ddof}" in n for n in ds.notes)
+
+
+def test_para_giaa_mean_that_is_not_its_histograms_is_named(tmp_path):
+    root = write_para_giaa(tmp_path, para_giaa_ratings(8, 6))
+    path = root / "annotation" / "PARA-GiaaTrain.csv"
+    frame = pd.read_csv(path)
+    frame.loc[1, "compositionScore_mean"] = 4.9
+    path.write_bytes(frame.to_csv(index=False).replace("\n", "\r\n").encode())
+    with pytest.raises(
+        DatasetError, match=r"PARA-GiaaTrain\.csv: column 'compositionScore_mean'.*line 3 "
+    ):
+        load_dataset("para", str(root))

@@ -50,6 +50,8 @@ HISTOGRAMS = {
 SCORE = Attribute("aestheticScore", "score", 1.0, 5.0, True, HOLISTIC)
 QUALITY_ATTRIBUTE = Attribute("qualityScore", "quality", 1.0, 5.0, True, "quality")
 REQUIRED = ["imageName", "sessionId", *AESTHETIC]
+MEAN_TOLERANCE = 0.01
+"""How far a released mean may be from its histogram's (rounding)."""
 FIX = "PARA's GIAA files have imageName, sessionId, aestheticScore_1.0 ... aestheticScore_5.0"
 
 
@@ -128,12 +130,14 @@ def _read_split(
     counts = _histogram(raw, AESTHETIC, path, ids)
     empty = counts.sum(axis=1) == 0
     fail_rows(path, raw, empty, AESTHETIC[0], "an image without aesthetic votes", ids)
+    _check_mean(path, raw, "aestheticScore_mean", counts, np.arange(2, 11) / 2, ids)
     votes = [_long(image_id, counts, np.arange(2, 11) / 2, "score")]
     used = {*REQUIRED, "aestheticScore_mean", "aestheticScore_std"}
     for name, attribute in HISTOGRAMS.items():
         columns = [c for c in (f"{name}_{k}" for k in range(1, 6)) if c in raw.columns]
         if len(columns) == 5:
             histogram = _histogram(raw, columns, path, ids)
+            _check_mean(path, raw, f"{name}_mean", histogram, np.arange(1.0, 6.0), ids)
             votes.append(_long(image_id, histogram, np.arange(1.0, 6.0), attribute.column))
             used |= {*columns, f"{name}_mean", f"{name}_std"}
     quality = None
@@ -149,6 +153,26 @@ def _read_split(
         )
         used |= set(QUALITY)
     return images, votes, quality, [c for c in raw.columns if c not in used]
+
+
+def _check_mean(
+    path: Path,
+    raw: pd.DataFrame,
+    column: str,
+    counts: np.ndarray,
+    levels: np.ndarray,
+    ids: list[str],
+) -> None:
+    """Raise, naming the lines, where a released mean is not its histogram's mean."""
+    if column not in raw.columns:
+        return
+    released = numeric_column(raw, column, 1, 5, path, ids).to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        measured = counts @ levels / counts.sum(axis=1)
+    off = np.abs(released - measured) > MEAN_TOLERANCE
+    what = "a mean other than its histogram's"
+    fix = "the histogram columns or the mean are shifted; check the header against the release"
+    fail_rows(path, raw, off & np.isfinite(measured), column, what, ids, fix=fix)
 
 
 def _sample_sd(summary: pd.DataFrame, sd_ddof: int) -> pd.DataFrame:
