@@ -192,3 +192,15 @@ def test_describe_cadb_gives_the_composition_ceiling(tmp_path, capsys):
     (composition,) = info["attributes"]
     assert composition["ceiling_method"] == "per_rater_split_half" and composition["ceiling"] > 0
     assert info["citation"].startswith("Zhang, B.")
+
+
+@pytest.mark.parametrize("form", list(ALL_WRITERS))
+def test_label_files_alone_load_with_keep(tmp_path, form):
+    root = ALL_WRITERS[form](tmp_path / form)
+    n = len(load_dataset(kind_of(form), str(root)))
+    _delete_images(root)
+    for folder in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    ds = load_dataset(kind_of(form), str(root), missing_images="keep")
+    assert len(ds) == n and ds.n_on_disk == 0

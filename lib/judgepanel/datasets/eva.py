@@ -114,11 +114,12 @@ def load_eva(root: str | Path, *, missing_images: str = "error") -> Dataset:
     )
 
     image_dir = next((root / d for d in IMAGE_DIRS if (root / d).is_dir()), None)
-    if image_dir is None:
+    if image_dir is None and missing_images == "error":
         raise DatasetError(
             f"{root}: no image folder; expected {' or '.join(d + '/' for d in IMAGE_DIRS)} "
-            "holding <image_id>.jpg"
+            "holding <image_id>.jpg, or load with missing_images='keep' (labels alone)"
         )
+    image_dir = image_dir or root / IMAGE_DIRS[0]
     unique_ids = ratings["image_id"].drop_duplicates()
     paths = pd.Series([str(image_dir / f"{i}.jpg") for i in unique_ids], index=unique_ids)
     means = {"mean_score": "score", "quality": "quality", "composition": "composition"}
