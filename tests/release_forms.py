@@ -35,11 +35,12 @@ AADB_CSV_COLUMNS = [
 
 
 def vote_counts(
-    n_images: int, levels: int, seed: int, low: int = 100, high: int = 136
+    n_images: int, levels: int, seed: int, low: int = 100, high: int = 136, spread: float = 1.2
 ) -> np.ndarray:
-    """Vote counts, images x levels, around a hidden quality per image."""
+    """Vote counts, images x levels, around a hidden quality per image (its spread
+    ``spread``: small spreads give ceilings well below 1)."""
     rng = np.random.default_rng(seed)
-    truth = np.linspace(-1.2, 1.2, n_images) + rng.normal(0, 0.3, n_images)
+    truth = np.linspace(-spread, spread, n_images) + rng.normal(0, spread / 4, n_images)
     centre = (levels + 1) / 2 + truth * (levels - 1) / 4
     counts = []
     for c in centre:
@@ -164,11 +165,13 @@ PARA_HISTOGRAMS = (
 )
 
 
-def para_giaa_ratings(n_images: int = 30, n_raters: int = 25, seed: int = 0) -> pd.DataFrame:
+def para_giaa_ratings(
+    n_images: int = 30, n_raters: int = 25, seed: int = 0, spread: float = 1.0
+) -> pd.DataFrame:
     """Per-rater ratings behind the GIAA rows: aesthetic on half points, quality with
     decimals, the others 1-5."""
     rng = np.random.default_rng(seed)
-    truth = np.linspace(-1, 1, n_images) + rng.normal(0, 0.2, n_images)
+    truth = np.linspace(-spread, spread, n_images) + rng.normal(0, spread / 5, n_images)
     rows = []
     for i, t in enumerate(truth):
         for u in range(n_raters):
@@ -221,7 +224,7 @@ def write_para_giaa(root: Path, ratings: pd.DataFrame, test_every: int = 4) -> P
 
 
 def write_live(
-    root: Path, n_images: int = 40, n_ratings: int = 175, seed: int = 0
+    root: Path, n_images: int = 40, n_ratings: int = 175, seed: int = 0, spread: float = 25.0
 ) -> tuple[Path, np.ndarray]:
     """``Data/AllImages_release.mat``, ``AllMOS_release.mat``, ``AllStdDev_release.mat``
     (MOS 0-100, SD of the ratings), the first seven images the study's training images
@@ -229,7 +232,7 @@ def write_live(
     from scipy.io import savemat
 
     rng = np.random.default_rng(seed)
-    truth = np.linspace(25, 75, n_images) + rng.normal(0, 5, n_images)
+    truth = np.linspace(50 - spread, 50 + spread, n_images) + rng.normal(0, spread / 5, n_images)
     ratings = np.clip(truth[:, None] + rng.normal(0, 18, (n_images, n_ratings)), 0, 100)
     names = np.empty((n_images, 1), dtype=object)
     names[:, 0] = [f"{i + 1}.bmp" if i >= 7 else f"t{i + 1}.bmp" for i in range(n_images)]
