@@ -259,3 +259,12 @@ def test_para_giaa_mean_that_is_not_its_histograms_is_named(tmp_path):
         DatasetError, match=r"PARA-GiaaTrain\.csv: column 'compositionScore_mean'.*line 3 "
     ):
         load_dataset("para", str(root))
+
+
+def test_aadb_repeated_worker_ratings_are_a_listed_note(tmp_path):
+    root = write_aadb(tmp_path)
+    raw = pd.read_csv(root / "AADB_AllinAll.csv")
+    pd.concat([raw, raw.iloc[[0]]]).to_csv(root / "AADB_AllinAll.csv", index=False)
+    with pytest.warns(RuntimeWarning, match="repeated"):
+        ds = load_dataset("aadb", str(root))
+    assert "AADB_AllinAll.csv: 3 repeated (worker, image) rating(s) averaged to one" in ds.notes

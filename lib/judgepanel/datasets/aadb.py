@@ -114,9 +114,10 @@ def load_aadb(root: str | Path, *, missing_images: str = "error", overlap: str =
         }
     )
     raw_path = root / RAW_FILE
-    ratings = raw_ratings(raw_path, set(images["image_id"])) if raw_path.is_file() else None
-    if ratings is not None:
+    ratings = None
+    if raw_path.is_file():
         notes.append(f"per-rater ratings of score (1-5) from {RAW_FILE}")
+        ratings = raw_ratings(raw_path, set(images["image_id"]), notes)
     ds = assemble(
         KIND, root, images, present, source, ratings=ratings, summary=summary,
         licence=LICENCE, citation=CITATION, notes=notes,

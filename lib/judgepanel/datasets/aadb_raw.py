@@ -29,8 +29,10 @@ def _image_name(url: str) -> str | None:
     return f"{parts[2].split('.')[0]}_{parts[3]}_{parts[-1]}"
 
 
-def raw_ratings(path: Path, images: set[str]) -> pd.DataFrame:
-    """The raw file's overall ratings of the listed images, one per worker and image."""
+def raw_ratings(path: Path, images: set[str], notes: list[str] | None = None) -> pd.DataFrame:
+    """The raw file's overall ratings of the listed images, one per worker and image; a
+    worker's repeated ratings of one image are averaged, with a warning and a note added
+    to ``notes``."""
     raw = read_table(path, ["WorkerId"], None)
     slots = sorted(
         int(m.group(1))
@@ -58,10 +60,11 @@ def raw_ratings(path: Path, images: set[str]) -> pd.DataFrame:
     long = long[long["image_id"].isin(images)]
     repeated = long.duplicated(["image_id", "rater_id"])
     if repeated.any():
-        warnings.warn(
-            f"{path}: {int(repeated.sum())} repeated (worker, image) rating(s) averaged to one",
-            RuntimeWarning,
-            stacklevel=3,
+        said = (
+            f"{path.name}: {int(repeated.sum())} repeated (worker, image) rating(s) averaged to one"
         )
+        warnings.warn(f"{path.parent}/{said}", RuntimeWarning, stacklevel=3)
+        if notes is not None:
+            notes.append(said)
     long = long.groupby(["image_id", "rater_id"], as_index=False, sort=False)["value"].mean()
     return long.assign(attribute="score")
