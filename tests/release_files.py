@@ -3,7 +3,10 @@ and in the generic ``ratings`` format, for the loader and command-line tests.
 
 Each writer makes a folder as the release unpacks (see /work/shared/DATASETS.md), with
 a few images whose ratings follow a hidden quality (so a noise ceiling is defined), and
-returns it. Image files are a few bytes: the loaders only check that they exist.
+returns it. Image files are a few bytes: the loaders only check that they exist. The
+other forms these releases circulate in (KonIQ's scores file, SPAQ's CSV, AADB's per-split
+CSVs and .mat, PARA's GIAA files) and the LIVE in the Wild and CADB releases are written
+by tests/release_forms.py.
 """
 
 from __future__ import annotations
@@ -174,7 +177,7 @@ def koniq_frame(n_images: int = 10, seed: int = 0) -> pd.DataFrame:
                 **{f"c{k + 1}": round(c / total, 6) for k, c in enumerate(counts)},
                 "c_total": total,
                 "MOS": round(1 + (votes.mean() - 1) / 4 * 99, 4),
-                "SD": round(votes.std(ddof=1) / 4 * 99, 4),
+                "SD": round(votes.std(ddof=1), 4),
                 "set": ("training", "validation", "test")[i % 3],
             }
         )

@@ -124,7 +124,7 @@ def test_an_unknown_dataset_kind_lists_the_known_ones(tmp_path):
     path, line = _broken(tmp_path, "kind: eva,", "kind: evaa,")
     message = _error(path)
     assert f":{line}: profiles.demo.datasets.eva.kind: unknown dataset kind 'evaa'" in message
-    known = "eva, para, ratings, ava, aadb, koniq, spaq, lapis, vab, visionq"
+    known = "eva, para, ratings, ava, aadb, koniq, spaq, lapis, live_wild, cadb, vab, visionq"
     assert f"known kinds: {known}" in message
     path, line = _with_dataset(tmp_path, "x:", "  root: data/x")
     message = _error(path)

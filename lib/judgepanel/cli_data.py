@@ -18,6 +18,7 @@ from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import describe_dataset, describe_lines, parse_dataset_spec
 from judgepanel.core.rubric import RubricError, load_rubric
 from judgepanel.datasets import DatasetError
+from judgepanel.datasets.kinds import get_kind
 
 EXIT_BAD_INPUT = 2
 
@@ -44,15 +45,24 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
         metavar="KIND:PATH",
         help="e.g. ratings:data/mine, ava:data/ava, eva:data/eva",
     )
+    describe.add_argument(
+        "--rubric",
+        metavar="PATH",
+        help="a rubric YAML file or folder: which attribute validates each of its questions, "
+        "with that attribute's noise ceiling",
+    )
+    describe.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a loader option the kind declares (e.g. mos_scale=1-5 for koniq, overlap=error "
+        "for aadb, sd_ddof=1 for para); repeatable. The images need not be on disk",
+    )
     describe.add_argument("--json", action="store_true", help="machine-readable output")
     describe.add_argument("--splits", type=int, default=100, help="splits of the ceiling")
     describe.add_argument("--resamples", type=int, default=200, help="resamples of its interval")
     describe.add_argument("--seed", type=int, default=0, help="seed of splits and resamples")
-    describe.add_argument(
-        "--rubric",
-        help="a rubric YAML file or folder: which attribute validates each of its questions, "
-        "with that attribute's noise ceiling",
-    )
 
 
 def print_info(
@@ -72,6 +82,24 @@ def print_info(
     return 0
 
 
+def loader_options(kind: str, pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as the kind's declared loader options or keys (whole numbers
+    as int).
+
+    Raises:
+        ConfigError: not ``KEY=VALUE``, or a key the kind does not declare.
+    """
+    declared = {**get_kind(kind).keys, **get_kind(kind).options}
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in declared:
+            known = ", ".join(declared) or "none"
+            raise ConfigError(f"--option {pair!r}: expected KEY=VALUE, KEY one of {known}")
+        options[key] = int(value) if value.lstrip("-").isdigit() else value
+    return options
+
+
 def data_command(args: argparse.Namespace) -> int:
     """``judgepanel data describe``; exit 0, or 2 on bad input."""
 
@@ -79,7 +107,7 @@ def data_command(args: argparse.Namespace) -> int:
         kind, root = parse_dataset_spec(args.dataset)
         if args.splits < 1 or args.resamples < 1:
             raise ConfigError("--splits and --resamples must be at least 1")
-        rubric = load_rubric(args.rubric) if getattr(args, "rubric", None) else None
+        rubric = load_rubric(args.rubric) if args.rubric else None
         return describe_dataset(
             kind,
             root,
@@ -87,6 +115,7 @@ def data_command(args: argparse.Namespace) -> int:
             n_resamples=args.resamples,
             seed=args.seed,
             rubric=rubric,
+            options=loader_options(kind, args.option),
         )
 
     errors = (ConfigError, DatasetError, RubricError, OSError)

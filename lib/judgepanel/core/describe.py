@@ -19,7 +19,7 @@ from judgepanel.core.config import ConfigError
 from judgepanel.core.rubric import Rubric
 from judgepanel.datasets import Dataset, load_dataset
 from judgepanel.datasets.attribute import HOLISTIC
-from judgepanel.datasets.kinds import rated_kinds
+from judgepanel.datasets.kinds import get_kind, rated_kinds
 from judgepanel.datasets.mapping import FIXED_DIMENSIONS
 from judgepanel.stats.ceiling_choice import data_ceiling
 
@@ -56,75 +56,92 @@ def describe_dataset(
     n_resamples: int = 200,
     seed: int = 0,
     rubric: Rubric | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The dataset at ``root`` described; the ceiling is of the overall rating (Spearman).
+    """The dataset at ``root`` described from its label files; the ceiling is of the
+    overall rating (Spearman), and each attribute has its own.
 
-    With ``rubric``, ``rubric`` (its name, source and hash) and ``mapping`` are added: one
-    row per question of the rubric (holistic first), with the attribute that validates it
-    and that attribute's noise ceiling, and ``unmapped``, the attributes that name a
-    dimension the rubric does not have.
+    The images need not be on disk (the loader runs with ``missing_images='keep'``);
+    ``n_on_disk`` says how many are.
+
+    Args:
+        rubric: the description then also has ``rubric`` (its name, source and hash),
+            ``mapping`` (one row per question of the rubric, holistic first, with the
+            attribute that validates it and that attribute's noise ceiling) and
+            ``unmapped`` (the attributes that name a dimension the rubric does not have).
+        options: the kind's loader options (its declared keys: ``mos_scale``...).
 
     Returns:
         ``n_images``, ``attributes`` (name, column, range, higher_is_better, dimension),
         ``ceiling``, ``ceiling_method``, ``ceiling_ci`` (its 95% interval over images),
         then ``ceiling_reason`` (why there is none, else ""), ``kind``, ``name``,
-        ``root``, ``licence``, ``citation``, ``per_image`` (what is counted per image,
-        with its median, min and max) and ``splits`` (images per split). Missing
-        numbers are None.
+        ``root``, ``licence``, ``citation``, ``n_on_disk``, ``notes`` (how the release
+        was read: form, scale, SD convention, spellings mapped, columns not read), each
+        attribute's ``ceiling*`` keys under ``attributes``, ``per_image`` (what is
+        counted per image, with its median, min and max), ``splits`` (images per split)
+        and the rubric's keys above. Missing numbers are None.
 
     Raises:
         DatasetError: the loader's, for a missing or malformed dataset.
     """
-    ds = load_dataset(kind, str(root))
-    if not ds.has_overall:
-        ceiling, method, interval = math.nan, "none", [math.nan] * 2
-        reason = "the dataset has no overall rating"
-    else:
-        try:
-            found = data_ceiling(ds, n_splits=n_splits, n_resamples=n_resamples, seed=seed)
-            ceiling, method = found.ceiling, found.method
-            interval, reason = list(found.interval), found.reason
-        except ValueError as exc:  # too few images or raters for any split
-            ceiling, method, interval, reason = math.nan, "none", [math.nan] * 2, str(exc)
+    keys = {"missing_images": "keep"} if "missing_images" in get_kind(kind).options else {}
+    ds = load_dataset(kind, str(root), **{**keys, **(options or {})})
+    overall = (
+        _ceiling(ds, "score", n_splits, n_resamples, seed)
+        if ds.has_overall
+        else _no_ceiling("the dataset has no overall rating")
+    )
+    attributes = _attributes(ds)
+    for a in attributes:
+        found = overall if a["column"] == "score" and ds.has_overall else None
+        a.update(found or _ceiling(ds, a["column"], n_splits, n_resamples, seed))
     split = ds.images.get("split")
-    extra: dict[str, Any] = {}
-    if rubric is not None:
-        ceiling_of = {"n_splits": n_splits, "n_resamples": n_resamples, "seed": seed}
-        extra = rubric_mapping(ds, rubric, **ceiling_of)
-    return {
+    info = {
         "n_images": len(ds),
-        "attributes": _attributes(ds),
-        "ceiling": _number(ceiling),
-        "ceiling_method": method,
-        "ceiling_ci": [_number(v) for v in interval],
-        "ceiling_reason": reason,
+        "attributes": attributes,
+        **overall,
         "ceiling_metric": "spearman",
         "kind": kind,
         "name": ds.name,
         "root": str(ds.root),
         "licence": ds.licence,
         "citation": ds.citation,
+        "n_on_disk": ds.n_on_disk,
+        "notes": list(ds.notes),
         "per_image": _per_image(ds),
         "splits": {} if split is None else split.fillna("(none)").value_counts().to_dict(),
-        **extra,
     }
+    if rubric is not None:
+        info.update(rubric_mapping(ds, rubric, n_splits, n_resamples, seed))
+    return info
 
 
-def _ceiling_row(ds: Dataset, column: str, **ceiling_of: int) -> dict[str, Any]:
+def _ceiling(ds: Dataset, column: str, n_splits: int, n_resamples: int, seed: int) -> dict:
+    """The noise ceiling of one attribute, as the description's ``ceiling*`` keys."""
     try:
-        found = data_ceiling(ds, column, **ceiling_of)
-    except ValueError as exc:
-        return {"ceiling": None, "ceiling_method": "none", "ceiling_ci": [None, None],
-                "ceiling_reason": str(exc)}  # fmt: skip
+        found = data_ceiling(
+            ds, attribute=column, n_splits=n_splits, n_resamples=n_resamples, seed=seed
+        )
+        ceiling, method = found.ceiling, found.method
+        interval, reason = list(found.interval), found.reason
+    except ValueError as exc:  # too few images or raters for any split
+        ceiling, method, interval, reason = math.nan, "none", [math.nan] * 2, str(exc)
     return {
-        "ceiling": _number(found.ceiling),
-        "ceiling_method": found.method,
-        "ceiling_ci": [_number(v) for v in found.interval],
-        "ceiling_reason": found.reason,
+        "ceiling": _number(ceiling),
+        "ceiling_method": method,
+        "ceiling_ci": [_number(v) for v in interval],
+        "ceiling_reason": reason,
     }
 
 
-def rubric_mapping(ds: Dataset, rubric: Rubric, **ceiling_of: int) -> dict[str, Any]:
+def _no_ceiling(reason: str) -> dict:
+    return {"ceiling": None, "ceiling_method": "none", "ceiling_ci": [None, None],
+            "ceiling_reason": reason}  # fmt: skip
+
+
+def rubric_mapping(
+    ds: Dataset, rubric: Rubric, n_splits: int = 100, n_resamples: int = 200, seed: int = 0
+) -> dict[str, Any]:
     """Which attribute of ``ds`` validates each question of ``rubric``, with its ceiling.
 
     An attribute validates a dimension when it names the dimension's key (``dataset.yaml``
@@ -139,11 +156,9 @@ def rubric_mapping(ds: Dataset, rubric: Rubric, **ceiling_of: int) -> dict[str, 
         row: dict[str, Any] = {"dimension": question, "attribute": a["name"] if a else None}
         row["column"] = a["column"] if a else None
         if a is None:
-            reason = "no attribute of the dataset validates it"
-            row.update(ceiling=None, ceiling_method="none", ceiling_ci=[None, None],
-                       ceiling_reason=reason)  # fmt: skip
+            row.update(_no_ceiling("no attribute of the dataset validates it"))
         else:
-            row.update(_ceiling_row(ds, a["column"], **ceiling_of))
+            row.update(_ceiling(ds, a["column"], n_splits, n_resamples, seed))
         rows.append(row)
     unmapped = [
         {"attribute": a["name"], "dimension": a["dimension"]}
@@ -163,13 +178,9 @@ def mapping_lines(info: dict[str, Any]) -> list[str]:
     lines = [f"rubric     {r['name']} ({r['source']}), SHA-256 {r['sha256'][:12]}"]
     lines.append("validates  (rubric question, the attribute, its noise ceiling)")
     for row in info["mapping"]:
-        if row["ceiling"] is None:
-            said = row["ceiling_reason"] or "no ceiling"
-        else:
-            low, high = (f"{v:.3f}" if v is not None else "?" for v in row["ceiling_ci"])
-            method = METHOD_WORDS.get(row["ceiling_method"], row["ceiling_method"])
-            said = f"{row['ceiling']:.3f} ({low}-{high}), {method}"
-        lines.append(f"  {row['dimension']:<20} {row['attribute'] or '-':<20} {said}")
+        lines.append(
+            f"  {row['dimension']:<20} {row['attribute'] or '-':<20} {_ceiling_words(row)}"
+        )
     for a in info["unmapped"]:
         lines.append(
             f"  attribute {a['attribute']} names dimension {a['dimension']!r}, which this "
@@ -187,6 +198,8 @@ def describe_lines(info: dict[str, Any]) -> list[str]:
     ]
     splits = ", ".join(f"{k} {v}" for k, v in info["splits"].items())
     lines.append(f"images     {info['n_images']}" + (f" (split: {splits})" if splits else ""))
+    if info.get("n_on_disk") is not None:
+        lines.append(f"on disk    {info['n_on_disk']:,} of {info['n_images']:,} images")
     per = info["per_image"]
     if per["median"] is None:
         lines.append(f"per image  {per['unit']}")
@@ -208,19 +221,32 @@ def describe_lines(info: dict[str, Any]) -> list[str]:
             f"  {a['column']:<20} {a['name']:<20} {low:g}-{high:g}  "
             f"{direction[a['higher_is_better']]}{turned}  {a['dimension'] or '-'}"
         )
-    method = METHOD_WORDS.get(info["ceiling_method"], info["ceiling_method"])
-    if info["ceiling"] is None:
-        how = "" if info["ceiling_method"] == "none" else f" ({method})"
-        lines.append(f"noise ceiling  none{how}: {info['ceiling_reason']}")
-    else:
-        low, high = (f"{v:.3f}" if v is not None else "?" for v in info["ceiling_ci"])
-        lines.append(
-            f"noise ceiling  {info['ceiling']:.3f} (95% interval over images {low}-{high}), "
-            f"{method}, Spearman"
-        )
+    lines.append(f"noise ceiling  {_ceiling_words(info)}")
+    others = [a for a in info["attributes"] if a["column"] != "score" and "ceiling" in a]
+    if others:
+        lines.append("noise ceiling of each other attribute")
+        lines += [f"  {a['column']:<20} {_ceiling_words(a)}" for a in others if a["ceiling"]]
+        reasons: dict[str, list[str]] = {}
+        for a in others:
+            if not a["ceiling"]:
+                reasons.setdefault(_ceiling_words(a), []).append(a["column"])
+        lines += [f"  {', '.join(columns)}: {words}" for words, columns in reasons.items()]
+    if info.get("notes"):
+        lines.append("read as")
+        lines += [f"  {note}" for note in info["notes"]]
     if "mapping" in info:
         lines += mapping_lines(info)
     return lines
+
+
+def _ceiling_words(info: dict[str, Any]) -> str:
+    """A ceiling and how it was found, or why there is none, in words."""
+    method = METHOD_WORDS.get(info["ceiling_method"], info["ceiling_method"])
+    if info["ceiling"] is None:
+        how = "" if info["ceiling_method"] == "none" else f" ({method})"
+        return f"none{how}: {info['ceiling_reason']}"
+    low, high = (f"{v:.3f}" if v is not None else "?" for v in info["ceiling_ci"])
+    return f"{info['ceiling']:.3f} (95% interval over images {low}-{high}), {method}, Spearman"
 
 
 def _number(value: float) -> float | None:

@@ -1,5 +1,6 @@
 """Dataset loaders: the real on-disk formats of EVA, PARA, VAB and VisionQ, the released
-files of AVA, AADB, KonIQ-10k, SPAQ and LAPIS, and the generic ``ratings`` format.
+files of AVA, AADB, KonIQ-10k, SPAQ, LAPIS, LIVE in the Wild and CADB, and the generic
+``ratings`` format.
 
 The same loaders read the real datasets and the synthetic world, which is written in the
 real formats. Every bad input raises `DatasetError`, naming the file, column and item.
@@ -13,6 +14,7 @@ from judgepanel.datasets._common import DatasetError as DatasetError
 from judgepanel.datasets.aadb import load_aadb as load_aadb
 from judgepanel.datasets.attribute import Attribute as Attribute
 from judgepanel.datasets.ava import load_ava as load_ava
+from judgepanel.datasets.cadb import load_cadb as load_cadb
 from judgepanel.datasets.eva import load_eva as load_eva
 from judgepanel.datasets.kinds import DatasetKind as DatasetKind
 from judgepanel.datasets.kinds import Key as Key
@@ -21,6 +23,7 @@ from judgepanel.datasets.kinds import register_kind as register_kind
 from judgepanel.datasets.kinds import unregister_kind as unregister_kind
 from judgepanel.datasets.koniq import load_koniq as load_koniq
 from judgepanel.datasets.lapis import load_lapis as load_lapis
+from judgepanel.datasets.live import load_live_wild as load_live_wild
 from judgepanel.datasets.para import load_para as load_para
 from judgepanel.datasets.ratings import load_ratings as load_ratings
 from judgepanel.datasets.spaq import load_spaq as load_spaq

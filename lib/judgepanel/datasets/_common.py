@@ -52,6 +52,11 @@ class Dataset:
         attributes: the rated attributes by table column, with range, direction and the
             rubric dimension each validates (empty for EVA and PARA, whose mapping is fixed).
         licence, citation: as the release or ``dataset.yaml`` states them ("" if not).
+        notes: how the release was read, one line each: the form, scale and SD convention
+            the loader took, a spelling it mapped, columns it left unread (shown by
+            ``data describe``, so that nothing is dropped silently).
+        n_on_disk: how many of the images are on disk; None where the loader did not look
+            (see `judgepanel.datasets.presence`).
 
     ``images`` may also carry ``split`` (the release's train/validation/test) and ``group``.
     Where ``ratings`` has no per-rater data it is empty, with columns ``image_id``,
@@ -70,6 +75,8 @@ class Dataset:
     attributes: dict[str, Attribute] = field(default_factory=dict)
     licence: str = ""
     citation: str = ""
+    notes: tuple[str, ...] = ()
+    n_on_disk: int | None = None
 
     def __len__(self) -> int:
         return len(self.images)
@@ -136,9 +143,13 @@ class Dataset:
         def only(table: pd.DataFrame | None) -> pd.DataFrame | None:
             return None if table is None else _rows_of(table, ids)
 
+        on_disk = self.n_on_disk
+        if on_disk is not None:  # every image on disk stays so; else not known without a look
+            on_disk = len(images) if on_disk == total else None
         return dataclasses.replace(
             self,
             images=images,
+            n_on_disk=on_disk,
             ratings=_rows_of(self.ratings, ids),
             votes=only(self.votes),
             summary=only(self.summary),
@@ -180,11 +191,32 @@ def first_line(path: Path) -> str:
         return fh.readline().rstrip("\r\n")
 
 
-def require_columns(df: pd.DataFrame, columns: list[str], path: Path) -> None:
+RENAME_FIX = "rename the column(s) to the release's own names, or use the release's file"
+
+
+def column_error(path: Path, found: Any, missing: Any, fix: str = RENAME_FIX) -> DatasetError:
+    """One line naming the file, the columns it has, those it lacks, and the fix."""
+    shown = ", ".join(map(str, list(found)[:20])) + (", ..." if len(list(found)) > 20 else "")
+    return DatasetError(
+        f"{path}: missing column(s) {', '.join(map(str, missing))} (found: {shown}); {fix}"
+    )
+
+
+def require_columns(
+    df: pd.DataFrame, columns: list[str], path: Path, fix: str = RENAME_FIX
+) -> None:
+    """Raise `column_error` when ``df`` lacks any of ``columns``."""
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        found = ", ".join(map(str, df.columns[:20]))
-        raise DatasetError(f"{path}: missing column(s) {', '.join(missing)} (found: {found})")
+        raise column_error(path, df.columns, missing, fix)
+
+
+def unread_note(path: Path, columns: Any) -> tuple[str, ...]:
+    """A note listing the columns of ``path`` that the loader does not read (none: no note)."""
+    columns = [str(c) for c in columns]
+    if not columns:
+        return ()
+    return (f"{path.name}: column(s) not read: {', '.join(columns)}",)
 
 
 def numeric_column(
@@ -257,19 +289,6 @@ def check_duplicates(df: pd.DataFrame, keys: list[str], path: Path) -> None:
         raise DatasetError(
             f"{path}: {n_pairs} (rater, image) pair(s) appear more than once; first: "
             + shown_rows(df, rows, keys)
-        )
-
-
-def check_images_exist(images: pd.DataFrame, root: Path) -> None:
-    """Raise when image files named by the ratings are absent from disk."""
-    exists = np.fromiter((Path(p).is_file() for p in images["path"]), bool, len(images))
-    if not exists.all():
-        missing = images.loc[~exists, "image_id"].tolist()
-        first = ", ".join(map(str, missing[:N_SHOWN]))
-        example = images.loc[~exists, "path"].iloc[0]
-        raise DatasetError(
-            f"{root}: {len(missing)} of {len(images)} rated image(s) are missing on disk "
-            f"(first ids: {first}; expected for example {example})"
         )
 
 

@@ -7,7 +7,6 @@ after filtering still points at the right line.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.datasets._common import DatasetError, first_line, require_columns, shown_rows
+from judgepanel.datasets.presence import FIX, check_policy, on_disk
 
 
 def fail_rows(
@@ -27,14 +27,17 @@ def fail_rows(
     id_columns: list[str],
     *,
     first_line: int = 2,
+    fix: str = "",
 ) -> None:
     """Raise a `DatasetError` naming the file, the column and the first lines where ``bad``
-    (a boolean mask over ``df``'s rows) holds, saying ``what`` is wrong there."""
+    (a boolean mask over ``df``'s rows) holds, saying ``what`` is wrong there (and
+    ``fix``, how to mend it, where given)."""
     rows = np.flatnonzero(np.asarray(bad, dtype=bool))
     if rows.size:
         shown = shown_rows(df, rows, id_columns, column, first_line=first_line)
         raise DatasetError(
             f"{path}: column {column!r} has {what} on {rows.size} line(s); first: {shown}"
+            + (f"; {fix}" if fix else "")
         )
 
 
@@ -46,13 +49,18 @@ def require_image_files(
     id_columns: list[str],
     *,
     first_line: int = 2,
+    policy: str = "error",
 ) -> None:
-    """Raise, naming the lines of ``path`` (rows of ``df``) whose image file is absent."""
-    missing = ~np.fromiter(map(os.path.isfile, files), bool, len(files))
+    """Raise, naming the lines of ``path`` (rows of ``df``) whose image file is absent,
+    when ``policy`` (``missing_images``) is ``error``; else leave it to
+    `judgepanel.datasets.presence.apply_policy`."""
+    if check_policy(policy) != "error":
+        return
+    missing = ~on_disk(files)
     if missing.any():
         folder = Path(files[int(np.argmax(missing))]).parent
         what = f"an image missing on disk (expected under {folder})"
-        fail_rows(path, df, missing, column, what, id_columns, first_line=first_line)
+        fail_rows(path, df, missing, column, what, id_columns, first_line=first_line, fix=FIX)
 
 
 def read_table(path: Path, required: list[str], optional: list[str] | None) -> pd.DataFrame:

@@ -1,41 +1,49 @@
-"""AADB (Kong et al., 2016): the label list files, the raw crowd file where present, images.
+"""AADB (Kong et al., 2016): the authors' label files in any of their forms, the raw crowd
+file where present, and ``datasetImages_originalSize/``.
 
-``imgListFiles_label/imgList{Train,Validation,Test}Regression_{score,<Attribute>}.txt``
-have lines ``<image> <value>``: the overall score in [0, 1] and eleven attribute means in
-[-1, 1], per image; the three ``score`` files define the official split. They are means
-only. ``AADB_AllinAll.csv``, where present, is the Mechanical Turk results file with one
-row per worker and task: ``WorkerId`` and, for each of the task's images k,
-``Input.image_url<k>`` and ``Answer.overallScore<k>`` (1-5, about five workers an image).
-An image's name is rebuilt from its Flickr URL as ``<farm>_<server>_<file>``, as AADB's
-own code does. The raw ratings give the noise ceiling; ``mean_score`` stays the released
-[0, 1] score. Rubric mapping: colour -> ColorHarmony, composition -> RuleOfThirds.
+The labels come in three forms; the first found is read:
+
+1. ``imgListFiles_label/imgList<Split>Regression_<attribute>.txt``, lines
+   ``<image> <value>``: the overall ``score`` in [0, 1] and eleven attribute means in
+   [-1, 1], per image; the ``score`` files define the split;
+2. ``imgList<Split>Regression_.csv``, one per split (how mirrors merge the lists):
+   ``ImageFile``, the eleven attributes, ``score``;
+3. ``AADBinfo.mat``: ``trainNameList``, ``trainScore``, ``testNameList``, ``testScore``
+   (the overall score only).
+
+``<Split>`` is ``Train``, ``Validation`` and ``TestNew`` (the authors' regression lists)
+or ``Test`` (elsewhere). The authors spell one attribute ``BalacingElements``; it is read
+as ``BalancingElements`` and the description says so. An unknown attribute is an error.
+127 images of ``TestNew`` are also in ``Validation`` with identical labels; ``overlap``
+says where they go (default ``test``: the 1,000 images of the authors' test list).
+The raw file (`judgepanel.datasets.aadb_raw`) gives per-rater ratings and the ceiling;
+``mean_score`` stays the released [0, 1] score. Rubric mapping: colour -> ColorHarmony,
+composition -> RuleOfThirds.
 """
 
 from __future__ import annotations
 
-import re
-import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from judgepanel.datasets._common import Dataset, DatasetError, numeric_column, require_file
-from judgepanel.datasets._tables import (
-    fail_rows,
-    fail_unless_unique,
-    read_table,
-    require_image_files,
-    text_lines,
-)
+from judgepanel.datasets._common import Dataset, DatasetError, numeric_column, require_columns
+from judgepanel.datasets._tables import fail_unless_unique, read_table, text_lines
+from judgepanel.datasets.aadb_raw import RAW_FILE, raw_ratings
 from judgepanel.datasets.assemble import assemble
 from judgepanel.datasets.attribute import HOLISTIC, Attribute
+from judgepanel.datasets.presence import apply_policy, check_policy
 
 KIND = "aadb"
 LIST_DIRS = ("imgListFiles_label", "AADB_imgListFiles_label/imgListFiles_label")
-SPLITS = {"Train": "train", "Validation": "validation", "Test": "test"}
-RAW_FILE = "AADB_AllinAll.csv"
+SPLITS = {"Train": "train", "Validation": "validation", "TestNew": "test", "Test": "test"}
+MAT_FILE = "AADBinfo.mat"
 IMAGE_DIR = "datasetImages_originalSize"
+SPELLINGS = {"BalacingElements": "BalancingElements"}
+"""The authors' spellings -> the attribute's name."""
+OVERLAPS = ("test", "validation", "error")
 _COLUMNS = {
     "BalancingElements": ("balancing_elements", None),
     "ColorHarmony": ("colour", "colour"),
@@ -53,63 +61,150 @@ ATTRIBUTES = (
     Attribute("score", "score", 0.0, 1.0, True, HOLISTIC),
     *(Attribute(name, col, -1.0, 1.0, True, dim) for name, (col, dim) in _COLUMNS.items()),
 )
+BY_NAME = {a.name: a for a in ATTRIBUTES}
 CITATION = (
     "Kong, S., Shen, X., Lin, Z., Mech, R., Fowlkes, C. (2016). Photo aesthetics ranking "
     "network with attributes and content adaptation. ECCV."
 )
-_URL = re.compile(r"Input\.image_url(\d+)")
+LICENCE = "not stated in the files: the terms of the authors' AADB page (research use)"
+LONG = ["image", "split", "attribute", "value", "where"]
+"""A label source's long table: image, split, attribute name, value, file:line."""
 
 
-def load_aadb(root: str | Path) -> Dataset:
+def load_aadb(root: str | Path, *, missing_images: str = "error", overlap: str = "test") -> Dataset:
     """Read an AADB folder as released into a checked `Dataset`.
 
+    Args:
+        overlap: where an image listed in both Validation and Test goes (``test``,
+            ``validation``), or ``error``.
+        missing_images: see `judgepanel.datasets.presence`.
+
     Raises:
-        DatasetError: a score list file is missing, a line is not ``<image> <value>`` or
-            its value is out of range, an attribute's list files are incomplete or list
-            other images than the score files, an image is in two splits or missing on
-            disk, or the raw file has a bad worker id, URL or score.
+        DatasetError: no label files, a line or cell is malformed or out of range, an
+            attribute is unknown or lacks a split, an image is in two splits with other
+            labels (or at all, with ``overlap='error'``), or (``error``) an image is absent.
     """
     root = Path(root).expanduser().resolve()
-    folder = next((root / d for d in LIST_DIRS if (root / d).is_dir()), None)
-    if folder is None:
-        raise DatasetError(
-            f"{root}: no label list folder; expected {' or '.join(d + '/' for d in LIST_DIRS)}"
+    check_policy(missing_images)
+    if overlap not in OVERLAPS:
+        raise DatasetError(f"overlap={overlap!r}: expected one of {', '.join(OVERLAPS)}")
+    source, labels, notes = _labels(root)
+    labels, moved = _resolve_overlap(labels, overlap)
+    if moved:
+        notes.append(
+            f"{moved} image(s) listed in both Validation and Test with identical labels "
+            f"are counted as {overlap} (overlap={overlap!r})"
         )
-    tables, split_of, paths = [], {}, {}
-    for split, name in SPLITS.items():
-        path = require_file(folder / f"imgList{split}Regression_score.txt", "a score list file")
-        scores = _list_file(path, 0.0, 1.0)
-        for image in scores["image"]:
-            if image in split_of:
-                raise DatasetError(f"{path}: image {image} is also in the {split_of[image]} set")
-            split_of[image] = name
-        files = [str(root / IMAGE_DIR / i) for i in scores["image"]]
-        require_image_files(path, scores, files, "image", ["image"], first_line=1)
-        paths.update(zip(scores["image"], files, strict=True))
-        tables.append(scores.assign(attribute="score"))
-    for attribute in ATTRIBUTES[1:]:
-        tables += _attribute_files(folder, attribute, tables[:3])
-    listed = pd.concat(tables, ignore_index=True)
+    first = labels.drop_duplicates("image")
+    images = pd.DataFrame(
+        {
+            "image_id": first["image"].to_numpy(),
+            "path": [str(root / IMAGE_DIR / i) for i in first["image"]],
+            "split": first["split"].map(SPLITS).to_numpy(),
+        }
+    )
+    present = [a for a in ATTRIBUTES if a.name in set(labels["attribute"])]
     summary = pd.DataFrame(
         {
-            "image_id": listed["image"],
-            "attribute": listed["attribute"],
-            "mean": listed["value"],
+            "image_id": labels["image"],
+            "attribute": labels["attribute"].map({a.name: a.column for a in ATTRIBUTES}),
+            "mean": labels["value"].astype(float),
             "sd": np.nan,
             "n": np.nan,
         }
     )
-    images = pd.DataFrame({"image_id": list(split_of), "path": [paths[i] for i in split_of]})
-    images["split"] = list(split_of.values())
     raw_path = root / RAW_FILE
-    ratings = _raw_ratings(raw_path, set(split_of)) if raw_path.is_file() else None
-    return assemble(
-        KIND, root, images, ATTRIBUTES, folder, ratings=ratings, summary=summary, citation=CITATION
+    ratings = None
+    if raw_path.is_file():
+        notes.append(f"per-rater ratings of score (1-5) from {RAW_FILE}")
+        ratings = raw_ratings(raw_path, set(images["image_id"]), notes)
+    ds = assemble(
+        KIND, root, images, present, source, ratings=ratings, summary=summary,
+        licence=LICENCE, citation=CITATION, notes=notes,
+    )  # fmt: skip
+    return apply_policy(ds, missing_images)
+
+
+def _labels(root: Path) -> tuple[Path, pd.DataFrame, list[str]]:
+    """The first label form found: its file or folder, long labels, and notes."""
+    folder = next((root / d for d in LIST_DIRS if (root / d).is_dir()), None)
+    if folder is not None and any(folder.glob("imgList*Regression_score.txt")):
+        labels, notes = _list_files(folder)
+        return folder, labels, [f"read the list files of {folder.name}/", *notes]
+    for where in (root, *(root / d for d in LIST_DIRS)):
+        if any(where.glob("imgList*Regression_.csv")):
+            labels, notes = _split_csvs(where)
+            return where, labels, ["read the per-split CSVs imgList<Split>Regression_.csv", *notes]
+    if (root / MAT_FILE).is_file():
+        return root / MAT_FILE, _mat(root / MAT_FILE), [f"read {MAT_FILE} (overall score only)"]
+    raise DatasetError(
+        f"{root}: no AADB labels; expected {LIST_DIRS[0]}/imgList<Split>Regression_score.txt, "
+        f"imgList<Split>Regression_.csv or {MAT_FILE}"
     )
 
 
-def _list_file(path: Path, low: float, high: float) -> pd.DataFrame:
-    """A list file's ``<image> <value>`` lines, indexed by line number - 1."""
+def _split_names(found: list[str], where: Path, pattern: str) -> tuple[list[str], list[str]]:
+    """The splits present: Train and Validation, and TestNew or Test (TestNew, the
+    authors' regression test list, if both: the Test files are then listed as unread)."""
+    unknown = [s for s in found if s not in SPLITS]
+    if unknown:
+        raise DatasetError(
+            f"{where}: {pattern.format(unknown[0])}: unknown split {unknown[0]!r}; "
+            f"expected {', '.join(SPLITS)}"
+        )
+    splits = [s for s in ("Train", "Validation") if s in found]
+    test = "TestNew" if "TestNew" in found else ("Test" if "Test" in found else None)
+    unread = []
+    if test == "TestNew" and "Test" in found:
+        unread.append(f"{pattern.format('Test')} not read: TestNew is the test split")
+    return splits + ([test] if test else []), unread
+
+
+def _list_files(folder: Path) -> tuple[pd.DataFrame, list[str]]:
+    """Every ``imgList<Split>Regression_<attribute>.txt``; score files name the images."""
+    files: dict[tuple[str, str], Path] = {}
+    for path in sorted(folder.glob("imgList*Regression_*.txt")):
+        split, _, name = path.stem[len("imgList") :].partition("Regression_")
+        files[(split, name)] = path
+    splits, unread = _split_names(
+        sorted({s for s, _ in files}), folder, "imgList{}Regression_*.txt"
+    )
+    names = sorted({n for _, n in files}, key=lambda n: (n != "score", n))
+    first = {n: p for (_, n), p in reversed(files.items())}
+    notes = unread + _spelling_notes(names, lambda n: str(first[n]))
+    parts = []
+    for name in names:
+        attribute = BY_NAME[SPELLINGS.get(name, name)]
+        lacking = [s for s in splits if (s, name) not in files]
+        if lacking:
+            raise DatasetError(
+                f"{folder / f'imgList{lacking[0]}Regression_{name}.txt'}: missing, while "
+                f"other splits' {name} files are there; add it or remove the {name} files"
+            )
+        for split in splits:
+            table = _list_file(files[(split, name)], attribute)
+            parts.append(table.assign(split=split, attribute=attribute.name))
+    labels = pd.concat(parts, ignore_index=True)
+    _splits_of(labels)
+    _check_same_images(labels, folder)
+    return labels[LONG], notes
+
+
+def _spelling_notes(names: list[str], locate: Callable[[str], str]) -> list[str]:
+    """Notes on the authors' spellings; an error naming an unknown attribute where
+    ``locate`` says it is."""
+    unknown = [n for n in names if SPELLINGS.get(n, n) not in BY_NAME]
+    if unknown:
+        known = ", ".join([*BY_NAME, *SPELLINGS])
+        raise DatasetError(
+            f"{locate(unknown[0])}: unknown AADB attribute {unknown[0]!r} "
+            f"(known: {known}); rename it to the authors' name or remove it"
+        )
+    return [f"{n} (the authors' spelling) read as {SPELLINGS[n]}" for n in names if n in SPELLINGS]
+
+
+def _list_file(path: Path, attribute: Attribute) -> pd.DataFrame:
+    """A list file's ``<image> <value>`` lines as image, value and where."""
     rows, lines = [], []
     for lineno, text in text_lines(path):
         fields = text.split()
@@ -121,75 +216,141 @@ def _list_file(path: Path, low: float, high: float) -> pd.DataFrame:
         raise DatasetError(f"{path}: lists no image")
     table = pd.DataFrame(rows, columns=["image", "value"], index=lines)
     fail_unless_unique(path, table, "image", first_line=1)
+    low, high = attribute.low, attribute.high
     table["value"] = numeric_column(table, "value", low, high, path, ["image"], first_line=1)
+    table["where"] = [f"{path}:{i + 1}" for i in table.index]
     return table
 
 
-def _attribute_files(
-    folder: Path, attribute: Attribute, scores: list[pd.DataFrame]
-) -> list[pd.DataFrame]:
-    """An attribute's three list files (none: the attribute is left out), checked against
-    the score files of the same splits."""
-    paths = [folder / f"imgList{split}Regression_{attribute.name}.txt" for split in SPLITS]
-    present = [p for p in paths if p.is_file()]
-    if not present:
-        return []
-    if len(present) < len(paths):
-        absent = next(p for p in paths if not p.is_file())
-        raise DatasetError(f"{absent}: missing, while {present[0].name} is there")
-    out = []
-    for path, score in zip(paths, scores, strict=True):
-        table = _list_file(path, attribute.low, attribute.high)
-        extra = sorted(set(table["image"]) - set(score["image"]))
-        lacking = sorted(set(score["image"]) - set(table["image"]))
+def _check_same_images(labels: pd.DataFrame, where: Path) -> None:
+    """Every attribute of a split lists the images of its score file."""
+    for (split, name), rows in labels.groupby(["split", "attribute"], sort=False):
+        if name == "score":
+            continue
+        of_split = labels[labels["split"] == split]
+        scored = set(of_split.loc[of_split["attribute"] == "score", "image"])
+        extra, lacking = sorted(set(rows["image"]) - scored), sorted(scored - set(rows["image"]))
         if extra or lacking:
             which, first = ("lists", extra[0]) if extra else ("lacks", lacking[0])
-            raise DatasetError(f"{path}: {which} image {first}, unlike the score file of its split")
-        out.append(table.assign(attribute=attribute.column))
-    return out
+            raise DatasetError(
+                f"{where}: imgList{split}Regression_{name}: {which} image {first}, unlike "
+                f"the score file of {split}"
+            )
 
 
-def _image_name(url: str) -> str | None:
-    """AADB's file name of a Flickr URL: ``<farm>_<server>_<file>``; None if it is none."""
-    parts = url.split("/")
-    if len(parts) < 5 or not parts[-1]:
-        return None
-    return f"{parts[2].split('.')[0]}_{parts[3]}_{parts[-1]}"
-
-
-def _raw_ratings(path: Path, images: set[str]) -> pd.DataFrame:
-    """The raw file's overall ratings of the listed images, one per worker and image."""
-    raw = read_table(path, ["WorkerId"], None)
-    slots = sorted(
-        int(m.group(1))
-        for c in raw.columns
-        if (m := _URL.fullmatch(c)) and f"Answer.overallScore{m.group(1)}" in raw.columns
-    )
-    if not slots:
-        raise DatasetError(
-            f"{path}: no columns Input.image_url<k> with Answer.overallScore<k>; expected "
-            "Mechanical Turk results"
-        )
-    fail_rows(path, raw, raw["WorkerId"] == "", "WorkerId", "an empty worker id", ["WorkerId"])
+def _split_csvs(where: Path) -> tuple[pd.DataFrame, list[str]]:
+    """The mirrors' ``imgList<Split>Regression_.csv``: ImageFile, attributes, score."""
+    paths = where.glob("imgList*Regression_.csv")
+    found = {p.name[len("imgList") : -len("Regression_.csv")]: p for p in paths}
+    splits, notes = _split_names(sorted(found), where, "imgList{}Regression_.csv")
     parts = []
-    for k in slots:
-        url, score = f"Input.image_url{k}", f"Answer.overallScore{k}"
-        rows = raw[(raw[url] != "") | (raw[score] != "")]
-        names = rows[url].map(_image_name)
-        what = "a URL that names no image (http://farmN.staticflickr.com/SERVER/FILE)"
-        fail_rows(path, rows, names.isna(), url, what, ["WorkerId"])
-        values = numeric_column(rows, score, 1, 5, path, ["WorkerId", url], step=1)
+    for split in splits:
+        path = found[split]
+        raw = read_table(path, [], None)
+        fix = "the header is ImageFile, the eleven attributes (as the authors spell them), score"
+        require_columns(raw, ["ImageFile", "score"], path, fix)
+        names = [c for c in raw.columns if c != "ImageFile"]
+        spelt = _spelling_notes(names, lambda n, p=path: f"{p}: column {n!r}")
+        notes += [n for n in spelt if n not in notes]
+        fail_unless_unique(path, raw, "ImageFile")
+        for name in names:
+            attribute = BY_NAME[SPELLINGS.get(name, name)]
+            values = numeric_column(raw, name, attribute.low, attribute.high, path, ["ImageFile"])
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "image": raw["ImageFile"].to_numpy(),
+                        "split": split,
+                        "attribute": attribute.name,
+                        "value": values.to_numpy(),
+                        "where": [f"{path}:{i + 2}" for i in raw.index],
+                    }
+                )
+            )
+    if not splits or "Train" not in splits:
+        raise DatasetError(f"{where}: imgListTrainRegression_.csv is missing")
+    return pd.concat(parts, ignore_index=True)[LONG], notes
+
+
+def _mat(path: Path) -> pd.DataFrame:
+    """``AADBinfo.mat``: the train and test names with their overall scores."""
+    from scipy.io import loadmat  # only this form needs it
+
+    try:
+        mat = loadmat(path)
+    except (ValueError, OSError, NotImplementedError) as exc:
+        raise DatasetError(f"{path}: cannot be read as a MATLAB file ({exc})") from None
+    need = ["trainNameList", "trainScore", "testNameList", "testScore"]
+    missing = [k for k in need if k not in mat]
+    if missing:
+        found = [k for k in mat if not k.startswith("__")]
+        raise DatasetError(
+            f"{path}: missing variable(s) {', '.join(missing)} (found: {', '.join(found)}); "
+            "use the authors' AADBinfo.mat"
+        )
+    parts = []
+    for split, prefix in (("Train", "train"), ("Test", "test")):
+        cells = mat[f"{prefix}NameList"].reshape(-1)
+        names = [str(np.asarray(x).reshape(-1)[0]).strip() for x in cells]
+        scores = np.asarray(mat[f"{prefix}Score"], dtype=float).reshape(-1)
+        if len(names) != len(scores):
+            raise DatasetError(
+                f"{path}: {prefix}NameList has {len(names)} names but {prefix}Score "
+                f"{len(scores)} scores"
+            )
+        bad = (scores < 0) | (scores > 1) | ~np.isfinite(scores)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise DatasetError(f"{path}: {prefix}Score[{k}] = {scores[k]} is not in [0, 1]")
         parts.append(
-            pd.DataFrame({"image_id": names, "value": values, "rater_id": rows["WorkerId"]})
+            pd.DataFrame(
+                {
+                    "image": names,
+                    "split": split,
+                    "attribute": "score",
+                    "value": scores,
+                    "where": [f"{path} {prefix}NameList[{k}]" for k in range(len(names))],
+                }
+            )
         )
-    long = pd.concat(parts, ignore_index=True)
-    long = long[long["image_id"].isin(images)]
-    repeated = long.duplicated(["image_id", "rater_id"])
-    if repeated.any():
-        warnings.warn(
-            f"{path}: {int(repeated.sum())} repeated (worker, image) rating(s) averaged to one",
-            RuntimeWarning,
-            stacklevel=3,
+    return pd.concat(parts, ignore_index=True)
+
+
+def _splits_of(labels: pd.DataFrame) -> pd.Series:
+    """Each image's splits; an error where an image is in two splits other than
+    validation and test (the one overlap the release has)."""
+    scores = labels[labels["attribute"] == "score"]
+    splits = scores.groupby("image")["split"].agg(lambda s: frozenset(SPLITS[v] for v in s))
+    other = splits[splits.map(len) > 1]
+    other = other[other != frozenset({"validation", "test"})]
+    if len(other):
+        image = other.index[0]
+        where = scores.loc[scores["image"] == image, "where"].tolist()
+        first = scores.loc[scores["image"] == image, "split"].iloc[0]
+        raise DatasetError(
+            f"{where[-1]}: image {image} is also in the {SPLITS[first]} set; list each image "
+            "in one split"
         )
-    long = long.groupby(["image_id", "rater_id"], as_index=False, sort=False)["value"].mean()
-    return long.assign(attribute="score")
+    return splits
+
+
+def _resolve_overlap(labels: pd.DataFrame, overlap: str) -> tuple[pd.DataFrame, int]:
+    """Labels with each image in one split; how many images were in two."""
+    splits = _splits_of(labels)
+    twice = splits[splits.map(len) > 1].index
+    if not len(twice):
+        return labels, 0
+    rows = labels[labels["image"].isin(twice)]
+    spread = rows.groupby(["image", "attribute"])["value"].agg(lambda v: v.max() - v.min())
+    if overlap == "error" or (spread > 1e-9).any():
+        image = (spread[spread > 1e-9].index[0][0]) if (spread > 1e-9).any() else twice[0]
+        where = " and ".join(rows.loc[rows["image"] == image, "where"].drop_duplicates().head(2))
+        differ = "with other labels " if (spread > 1e-9).any() else ""
+        raise DatasetError(
+            f"{where}: image {image} is listed in two splits {differ}({len(twice)} image(s) "
+            "in all); keep one of its lines, or load with overlap='test' or 'validation' "
+            "(where identical labels go)"
+        )
+    keep = "Validation" if overlap == "validation" else None
+    drop = rows["split"] != keep if keep else rows["split"] == "Validation"
+    return labels.drop(index=rows.index[drop.to_numpy()]), len(twice)

@@ -37,6 +37,7 @@ def assemble(
     summary: pd.DataFrame | None = None,
     licence: str = "",
     citation: str = "",
+    notes: Sequence[str] = (),
 ) -> Dataset:
     """Lay out checked long tables as a `Dataset`.
 
@@ -54,7 +55,9 @@ def assemble(
         votes: anonymous votes, long: ``image_id``, ``attribute``, ``value``, ``count``.
         summary: per image and attribute: ``mean``, ``sd``, ``n`` (NaN where not given).
             Its mean is the image's released mean, also where ratings of the same
-            attribute exist (they then give n, the SD and the ceiling).
+            attribute exist (they then give n, the SD and the ceiling). Its SD is a
+            sample SD (ddof 1): an adapter converts a release's population SD.
+        notes: how the release was read (`Dataset.notes`).
 
     Returns:
         A `Dataset` whose ``images`` hold ``image_id``, ``path``, ``n_raters`` (raters,
@@ -112,6 +115,7 @@ def assemble(
         attributes=dict(by_column),
         licence=licence,
         citation=citation,
+        notes=tuple(notes),
     )
 
 

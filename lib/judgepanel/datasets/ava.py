@@ -26,6 +26,7 @@ from judgepanel.datasets._tables import (
 )
 from judgepanel.datasets.assemble import assemble
 from judgepanel.datasets.attribute import HOLISTIC, Attribute
+from judgepanel.datasets.presence import apply_policy
 
 KIND = "ava"
 VOTES_FILE = "AVA.txt"
@@ -39,15 +40,17 @@ CITATION = (
     "aesthetic visual analysis. CVPR."
 )
 ATTRIBUTES = (Attribute("score", "score", 1.0, 10.0, True, HOLISTIC),)
+LICENCE = "not stated by the release: research use; the images are their photographers'"
 
 
-def load_ava(root: str | Path) -> Dataset:
+def load_ava(root: str | Path, *, missing_images: str = "error") -> Dataset:
     """Read an AVA folder as released into a checked `Dataset` (votes, no raters).
 
     Raises:
         DatasetError: a file is missing, a line of ``AVA.txt`` does not have 15 columns,
             a count, tag or id is not a whole number, an image has no vote or appears
-            twice, a test id is not in ``AVA.txt``, or an image file is absent.
+            twice, a test id is not in ``AVA.txt``, or (``missing_images="error"``, see
+            `judgepanel.datasets.presence`) an image file is absent.
     """
     root = Path(root).expanduser().resolve()
     path = require_file(root / VOTES_FILE, f"the AVA votes file ({VOTES_FILE})")
@@ -63,7 +66,7 @@ def load_ava(root: str | Path) -> Dataset:
     fail_rows(path, raw, empty, "image_id", "an image without votes", ids, first_line=1)
     folder = str(root / IMAGE_DIR)
     files = [os.path.join(folder, f"{i}.jpg") for i in raw["image_id"]]
-    require_image_files(path, raw, files, "image_id", ids, first_line=1)
+    require_image_files(path, raw, files, "image_id", ids, first_line=1, policy=missing_images)
 
     test = _test_ids(require_file(root / TEST_LIST, f"the official test list ({TEST_LIST})"), raw)
     images = pd.DataFrame({"image_id": raw["image_id"].to_numpy(), "path": files})
@@ -79,7 +82,11 @@ def load_ava(root: str | Path) -> Dataset:
             "count": counts[image, level].astype(float),
         }
     )
-    return assemble(KIND, root, images, ATTRIBUTES, path, votes=votes, citation=CITATION)
+    ds = assemble(
+        KIND, root, images, ATTRIBUTES, path, votes=votes, licence=LICENCE, citation=CITATION,
+        notes=(f"read {VOTES_FILE} (vote counts for 1..10) and {TEST_LIST}",),
+    )  # fmt: skip
+    return apply_policy(ds, missing_images)
 
 
 def _votes_table(path: Path) -> pd.DataFrame:

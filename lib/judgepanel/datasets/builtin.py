@@ -3,12 +3,16 @@ runs file's error messages list them."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from judgepanel.datasets.aadb import load_aadb
 from judgepanel.datasets.ava import load_ava
+from judgepanel.datasets.cadb import load_cadb
 from judgepanel.datasets.eva import load_eva
 from judgepanel.datasets.kinds import DatasetKind, Key, register_kind
 from judgepanel.datasets.koniq import load_koniq
 from judgepanel.datasets.lapis import load_lapis
+from judgepanel.datasets.live import load_live_wild
 from judgepanel.datasets.para import load_para
 from judgepanel.datasets.ratings import load_ratings
 from judgepanel.datasets.spaq import load_spaq
@@ -16,6 +20,14 @@ from judgepanel.datasets.vab import load_vab
 from judgepanel.datasets.visionq import load_questions
 
 RATED = "rated_images"
+MISSING = {
+    "missing_images": Key(
+        Literal["error", "skip", "keep"],
+        "error",
+        doc="images absent from disk: an error, left out (skip), or kept as labels (keep)",
+    )
+}
+"""The key every rated kind's loader takes (`judgepanel.datasets.presence`)."""
 
 register_kind(
     DatasetKind(
@@ -23,6 +35,7 @@ register_kind(
         load_eva,
         RATED,
         summary="EVA: ``data/votes_filtered.csv`` and the images under ``EVA_together/``.",
+        options=MISSING,
     )
 )
 register_kind(
@@ -30,7 +43,11 @@ register_kind(
         "para",
         load_para,
         RATED,
-        summary="PARA: ``annotation/PARA-Images.csv`` and the images under ``imgs/<session>/``.",
+        summary="PARA: ``annotation/PARA-Images.csv`` (or the GIAA files) and ``imgs/<session>/``.",
+        options={
+            **MISSING,
+            "sd_ddof": Key(int, 0, doc="the released SDs' ddof (PARA's GIAA std: 0)"),
+        },
     )
 )
 register_kind(
@@ -40,11 +57,16 @@ register_kind(
         RATED,
         summary="Ratings: ``dataset.yaml``, ``images.csv``, and "
         "``ratings.csv`` or ``summary.csv``.",
+        options=MISSING,
     )
 )
 register_kind(
     DatasetKind(
-        "ava", load_ava, RATED, summary="AVA: ``AVA.txt``, the official test list, ``images/``."
+        "ava",
+        load_ava,
+        RATED,
+        summary="AVA: ``AVA.txt``, the official test list, ``images/``.",
+        options=MISSING,
     )
 )
 register_kind(
@@ -52,7 +74,16 @@ register_kind(
         "aadb",
         load_aadb,
         RATED,
-        summary="AADB: the label list files, ``AADB_AllinAll.csv`` where present, the images.",
+        summary="AADB: the label lists, per-split CSVs or ``AADBinfo.mat``, "
+        "``AADB_AllinAll.csv`` where present, the images.",
+        options={
+            **MISSING,
+            "overlap": Key(
+                Literal["test", "validation", "error"],
+                "test",
+                doc="where an image listed in both Validation and Test goes",
+            ),
+        },
     )
 )
 register_kind(
@@ -60,8 +91,17 @@ register_kind(
         "koniq",
         load_koniq,
         RATED,
-        summary="KonIQ-10k: ``koniq10k_distributions_sets.csv`` and the "
-        "images under ``1024x768/``.",
+        summary="KonIQ-10k: ``koniq10k_distributions_sets.csv`` or "
+        "``koniq10k_scores_and_distributions.csv``, and the images under ``1024x768/``.",
+        options={
+            **MISSING,
+            "mos_scale": Key(
+                Literal["1-100", "1-5"] | None, doc="the MOS's scale (default: as documented)"
+            ),
+            "sd_scale": Key(
+                Literal["votes", "mos"], "votes", doc="the SD's scale (default: 1-5 votes)"
+            ),
+        },
     )
 )
 register_kind(
@@ -69,7 +109,9 @@ register_kind(
         "spaq",
         load_spaq,
         RATED,
-        summary="SPAQ: the ``Annotations/`` workbook of MOS and attribute scores, ``TestImage/``.",
+        summary="SPAQ: the ``Annotations/`` workbook (or its CSV) of MOS and attribute "
+        "scores, ``TestImage/``.",
+        options=MISSING,
     )
 )
 register_kind(
@@ -79,6 +121,32 @@ register_kind(
         RATED,
         summary="LAPIS: the individual-ratings CSV under ``annotation/``, "
         "``images/``, ``imageset/``.",
+        options=MISSING,
+    )
+)
+register_kind(
+    DatasetKind(
+        "live_wild",
+        load_live_wild,
+        RATED,
+        summary="LIVE in the Wild: ``Data/All{Images,MOS,StdDev}_release.mat`` and ``Images/``.",
+        options={
+            **MISSING,
+            "training_images": Key(
+                Literal["drop", "keep"], "drop", doc="the study's seven training images"
+            ),
+            "ratings_per_image": Key(int, 175, doc="n of every image (none is released)"),
+            "sd_ddof": Key(int, 1, doc="the released SDs' ddof"),
+        },
+    )
+)
+register_kind(
+    DatasetKind(
+        "cadb",
+        load_cadb,
+        RATED,
+        summary="CADB: ``composition_scores.json`` (five raters an image) and ``images/``.",
+        options=MISSING,
     )
 )
 register_kind(

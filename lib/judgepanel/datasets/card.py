@@ -31,6 +31,7 @@ TOP_KEYS: dict[str, bool] = {
     "images": True,
     "licence": False,
     "citation": False,
+    "sd_ddof": False,
     "attributes": True,
 }
 """The card's keys, and whether each is required."""
@@ -46,6 +47,8 @@ class DatasetCard:
     licence: str
     citation: str
     attributes: tuple[Attribute, ...]
+    sd_ddof: int = 1
+    """The ddof of ``summary.csv``'s SDs: 1 (a sample SD, the default) or 0."""
 
 
 def read_card(path: Path) -> DatasetCard:
@@ -95,7 +98,19 @@ def read_card(path: Path) -> DatasetCard:
         licence=card.text(top, "licence", required=False),
         citation=card.text(top, "citation", required=False),
         attributes=tuple(attributes),
+        sd_ddof=_ddof(card, top),
     )
+
+
+def _ddof(card: _Reader, top: dict[str, tuple[yaml.Node, yaml.Node]]) -> int:
+    """The card's ``sd_ddof`` (1 where it gives none)."""
+    if "sd_ddof" not in top:
+        return 1
+    node = top["sd_ddof"][1]
+    value = card.value(node)
+    if value not in (0, 1) or isinstance(value, bool):
+        card.fail(node, "sd_ddof", f"expected 0 (population SDs) or 1 (sample SDs), got {value!r}")
+    return int(value)
 
 
 class _Reader:

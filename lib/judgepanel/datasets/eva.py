@@ -20,13 +20,14 @@ from judgepanel.datasets._common import (
     Dataset,
     DatasetError,
     check_duplicates,
-    check_images_exist,
     first_line,
     image_table,
     numeric_column,
     require_columns,
     require_file,
+    unread_note,
 )
+from judgepanel.datasets.presence import apply_policy, check_policy
 
 VOTES_FILE = "data/votes_filtered.csv"
 IMAGE_DIRS = ("EVA_together", "images/EVA_together")
@@ -50,17 +51,25 @@ _FACTORS = {
     "4": "mattered_semantic",
 }
 REQUIRED = ["image_id", "user_id", *_RATED]
+LICENCE = "CC0 1.0"
+CITATION = (
+    "Kang, C., Valenzise, G., Dufaux, F. (2020). EVA: An explainable visual aesthetics "
+    "dataset. Joint Workshop on Aesthetic and Technical Quality Assessment of Multimedia "
+    "and Media Analytics for Societal Trends (ATQAM/MAST), ACM Multimedia."
+)
 
 
-def load_eva(root: str | Path) -> Dataset:
+def load_eva(root: str | Path, *, missing_images: str = "error") -> Dataset:
     """Read an EVA folder (real or synthetic) into a checked `Dataset`.
 
     Raises:
         DatasetError: the votes file or image folder is missing, the delimiter is not
             ``=``, columns are missing, a rating is out of range or not a whole number, a
-            rater rated an image twice, or rated images are absent from disk.
+            rater rated an image twice, or (``missing_images="error"``, see
+            `judgepanel.datasets.presence`) rated images are absent from disk.
     """
     root = Path(root).expanduser().resolve()
+    check_policy(missing_images)
     votes = require_file(root / VOTES_FILE, f"the EVA votes file ({VOTES_FILE})")
     header = first_line(votes)
     if DELIMITER not in header:
@@ -105,23 +114,28 @@ def load_eva(root: str | Path) -> Dataset:
     )
 
     image_dir = next((root / d for d in IMAGE_DIRS if (root / d).is_dir()), None)
-    if image_dir is None:
+    if image_dir is None and missing_images == "error":
         raise DatasetError(
             f"{root}: no image folder; expected {' or '.join(d + '/' for d in IMAGE_DIRS)} "
-            "holding <image_id>.jpg"
+            "holding <image_id>.jpg, or load with missing_images='keep' (labels alone)"
         )
+    image_dir = image_dir or root / IMAGE_DIRS[0]
     unique_ids = ratings["image_id"].drop_duplicates()
     paths = pd.Series([str(image_dir / f"{i}.jpg") for i in unique_ids], index=unique_ids)
     means = {"mean_score": "score", "quality": "quality", "composition": "composition"}
     means |= {"colour": "colour", "difficulty": "difficulty", "semantic": "semantic"}
     means |= {name: name for name in _FACTORS.values() if name in ratings.columns}
     images = image_table(ratings, paths, means, {})
-    check_images_exist(images, root)
-    return Dataset(
+    known = {*REQUIRED, *_FACTORS, "vote_time"}
+    ds = Dataset(
         name="eva",
         root=root,
         images=images,
         ratings=ratings,
         score_range=SCORE_RANGE,
         attribute_ranges={name: (float(lo), float(hi)) for name, lo, hi in _RATED.values()},
+        licence=LICENCE,
+        citation=CITATION,
+        notes=unread_note(votes, [c for c in raw.columns if c not in known]),
     )
+    return apply_policy(ds, missing_images)

@@ -56,6 +56,10 @@ class DatasetKind:
         design: the scoring design used when the runs file gives none for this kind
             (keys of `DESIGN_KEYS`); None: the runs file (or the command line) must.
         noun: what its items are called in words (``images``, ``tasks``, ``questions``).
+        options: keyword options its loader takes that are not runs-file keys (yet):
+            ``missing_images`` (`judgepanel.datasets.presence`) and how to read an
+            ambiguous release (a scale, an SD's ddof, a split overlap). ``data describe``
+            passes them (``--option KEY=VALUE``); a runs-file key is declared in ``keys``.
     """
 
     name: str
@@ -66,6 +70,7 @@ class DatasetKind:
     scored: bool = True
     design: Mapping[str, Any] | None = None
     noun: str = "images"
+    options: Mapping[str, Key] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or self.name != self.name.lower():
@@ -78,7 +83,11 @@ class DatasetKind:
         stray = set(self.design or {}) - set(DESIGN_KEYS)
         if stray:
             raise ValueError(f"dataset kind {self.name!r}: design keys {sorted(stray)} unknown")
+        both = set(self.keys) & set(self.options)
+        if both:
+            raise ValueError(f"dataset kind {self.name!r}: {sorted(both)} both keys and options")
         object.__setattr__(self, "keys", MappingProxyType(dict(self.keys)))
+        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
 
     @property
     def rated(self) -> bool:

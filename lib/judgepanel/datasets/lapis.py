@@ -27,8 +27,10 @@ from judgepanel.datasets._common import (
 from judgepanel.datasets._tables import fail_rows, read_table, require_image_files, text_lines
 from judgepanel.datasets.assemble import assemble
 from judgepanel.datasets.attribute import HOLISTIC, Attribute
+from judgepanel.datasets.presence import apply_policy
 
 KIND = "lapis"
+LICENCE = "not stated in the files: the terms of the LAPIS release page (research use)"
 RATINGS_FILE = "annotation/LAPIS_individualratings_metaANDdemodata.csv"
 IMAGE_DIR = "images"
 SET_FILES = {
@@ -49,14 +51,15 @@ CITATION = (
 )
 
 
-def load_lapis(root: str | Path) -> Dataset:
+def load_lapis(root: str | Path, *, missing_images: str = "error") -> Dataset:
     """Read a LAPIS folder as released into a checked `Dataset` (per-rater ratings).
 
     Raises:
         DatasetError: the ratings file or an image is missing, a column is missing, a
             response is not a number in 0-100, an id is empty, one image id names two
             files, a participant rated an image twice, or a split file names an unknown
-            image or one image twice.
+            image or one image twice, or (``missing_images="error"``, see
+            `judgepanel.datasets.presence`) an image is absent.
     """
     root = Path(root).expanduser().resolve()
     path = require_file(root / RATINGS_FILE, f"the LAPIS ratings file ({RATINGS_FILE})")
@@ -71,7 +74,7 @@ def load_lapis(root: str | Path) -> Dataset:
 
     first = raw.drop_duplicates("image_id")
     paths = [str(root / IMAGE_DIR / f) for f in first["file"]]
-    require_image_files(path, first, paths, "file", ["image_id"])
+    require_image_files(path, first, paths, "file", ["image_id"], policy=missing_images)
     images = pd.DataFrame({"image_id": first["image_id"].to_numpy(), "path": paths})
     images["art_type"] = [Path(f).parent.as_posix() for f in first["file"]]
     for column in IMAGE_COLUMNS:
@@ -89,7 +92,11 @@ def load_lapis(root: str | Path) -> Dataset:
             "rater_id": raw["participant_id"],
         }
     )
-    ds = assemble(KIND, root, images, ATTRIBUTES, path, ratings=ratings, citation=CITATION)
+    ds = assemble(
+        KIND, root, images, ATTRIBUTES, path, ratings=ratings, licence=LICENCE,
+        citation=CITATION, notes=(f"read {Path(RATINGS_FILE).name}",),
+    )  # fmt: skip
+    ds = apply_policy(ds, missing_images)
     extra = [c for c in RATER_COLUMNS if c in raw.columns]
     if not extra:
         return ds

@@ -23,13 +23,15 @@ from judgepanel.datasets._common import (
     Dataset,
     DatasetError,
     check_duplicates,
-    check_images_exist,
     first_line,
     image_table,
     numeric_column,
     require_columns,
     require_file,
+    unread_note,
 )
+from judgepanel.datasets.para_giaa import giaa_present, load_giaa
+from judgepanel.datasets.presence import apply_policy, check_policy
 
 ANNOTATION_FILE = "annotation/PARA-Images.csv"
 IMAGE_DIR = "imgs"
@@ -55,18 +57,34 @@ _NUMERIC_EXTRAS = {
 # optional text columns; the image table keeps their most frequent value
 _TEXT_EXTRAS = {"imgEmotion": "emotion", "semantic": "semantic"}
 REQUIRED = ["sessionId", "imageName", "userId", *_RATED]
+LICENCE = "not stated in the files: the terms of the PARA project page (research use)"
+CITATION = (
+    "Yang, Y., Xu, L., Li, L., Qie, N., Li, Y., Zhang, P., Guo, Y. (2022). Personalized "
+    "image aesthetics assessment with rich attributes. CVPR."
+)
 _BOOLEANS = {"true": "1", "false": "0"}
 
 
-def load_para(root: str | Path) -> Dataset:
+def load_para(root: str | Path, *, missing_images: str = "error", sd_ddof: int = 0) -> Dataset:
     """Read a PARA folder (real or synthetic) into a checked `Dataset`.
+
+    The per-user file is read where it is there; else the GIAA files
+    (`judgepanel.datasets.para_giaa`), whose SDs are of ``sd_ddof`` (PARA's: 0).
 
     Raises:
         DatasetError: the annotation file is missing, not comma-separated or lacks
-            columns, a rating is out of range, a user rated an image twice, or rated
-            images are absent from disk.
+            columns, a rating is out of range, a user rated an image twice, or
+            (``missing_images="error"``, see `judgepanel.datasets.presence`) rated images
+            are absent from disk.
     """
     root = Path(root).expanduser().resolve()
+    check_policy(missing_images)
+    if not (root / ANNOTATION_FILE).is_file() and giaa_present(root):
+        ds = load_giaa(
+            root, missing_images=missing_images, sd_ddof=sd_ddof, licence=LICENCE,
+            citation=CITATION,
+        )  # fmt: skip
+        return apply_policy(ds, missing_images)
     path = require_file(root / ANNOTATION_FILE, f"the PARA annotation file ({ANNOTATION_FILE})")
     header = first_line(path)
     if "," not in header:
@@ -131,12 +149,16 @@ def load_para(root: str | Path) -> Dataset:
     }
     modes = {out: out for out in _TEXT_EXTRAS.values() if out in ratings.columns}
     images = image_table(ratings, paths, means, modes | {"session_id": "session_id"})
-    check_images_exist(images, root)
-    return Dataset(
+    known = {*REQUIRED, *_NUMERIC_EXTRAS, *_TEXT_EXTRAS}
+    ds = Dataset(
         name="para",
         root=root,
         images=images,
         ratings=ratings,
         score_range=SCORE_RANGE,
         attribute_ranges={out: SCORE_RANGE for out in _RATED.values()},
+        licence=LICENCE,
+        citation=CITATION,
+        notes=unread_note(path, [c for c in raw.columns if c not in known]),
     )
+    return apply_policy(ds, missing_images)

@@ -34,6 +34,7 @@ from judgepanel.datasets._tables import (
 from judgepanel.datasets.assemble import assemble
 from judgepanel.datasets.attribute import Attribute
 from judgepanel.datasets.card import read_card
+from judgepanel.datasets.presence import apply_policy, check_policy
 
 KIND = "ratings"
 CARD_FILE = "dataset.yaml"
@@ -42,18 +43,22 @@ RATINGS_FILE = "ratings.csv"
 SUMMARY_FILE = "summary.csv"
 
 
-def load_ratings(root: str | Path) -> Dataset:
+def load_ratings(root: str | Path, *, missing_images: str = "error") -> Dataset:
     """Read a folder in the generic ``ratings`` format into a checked `Dataset`.
 
     Raises:
         DatasetError: the card, a table or an image file is missing or malformed; the
             message names the file, and the key and line or the column and lines.
+            Images absent from disk are handled by ``missing_images``
+            (`judgepanel.datasets.presence`).
     """
+    check_policy(missing_images)
     root = Path(root).expanduser().resolve()
     if not root.is_dir():
         raise DatasetError(f"{root}: not a folder (expected {CARD_FILE}, {IMAGES_FILE}, ...)")
     card = read_card(require_file(root / CARD_FILE, f"the dataset card ({CARD_FILE})"))
-    images = _images(require_file(root / IMAGES_FILE, "the image list"), card.images)
+    listed = require_file(root / IMAGES_FILE, "the image list")
+    images = _images(listed, card.images, missing_images)
     attributes = {a.name: a for a in card.attributes}
     have_ratings = (root / RATINGS_FILE).is_file()
     if not have_ratings and not (root / SUMMARY_FILE).is_file():
@@ -61,9 +66,16 @@ def load_ratings(root: str | Path) -> Dataset:
     ratings = votes = summary = None
     if have_ratings:
         ratings, votes = _ratings(root / RATINGS_FILE, attributes, images)
+    notes = []
     if (root / SUMMARY_FILE).is_file():
         summary = _summary(root / SUMMARY_FILE, attributes, images)
-    return assemble(
+        if card.sd_ddof == 0:
+            n = summary["n"].to_numpy(float)
+            summary["sd"] = summary["sd"] * np.sqrt(n / np.where(n > 1, n - 1, np.nan))
+        if summary["sd"].notna().any():
+            kind = "population SDs (ddof 0)" if card.sd_ddof == 0 else "sample SDs (ddof 1)"
+            notes.append(f"{SUMMARY_FILE}: SDs read as {kind}, by the card's sd_ddof")
+    ds = assemble(
         card.name,
         root,
         images,
@@ -74,16 +86,18 @@ def load_ratings(root: str | Path) -> Dataset:
         summary=summary,
         licence=card.licence,
         citation=card.citation,
+        notes=notes,
     )
+    return apply_policy(ds, missing_images)
 
 
-def _images(path: Path, image_root: Path) -> pd.DataFrame:
+def _images(path: Path, image_root: Path, policy: str = "error") -> pd.DataFrame:
     raw = read_table(path, ["image_id", "path"], ["split", "group"])
     ids = ["image_id"]
     fail_unless_unique(path, raw, "image_id")
     fail_rows(path, raw, raw["path"] == "", "path", "an empty path", ids)
     paths = [str(image_root / p) for p in raw["path"]]
-    require_image_files(path, raw, paths, "path", ids)
+    require_image_files(path, raw, paths, "path", ids, policy=policy)
     images = pd.DataFrame({"image_id": raw["image_id"].to_numpy(), "path": paths})
     for column in ("split", "group"):
         if column in raw.columns and (raw[column] != "").any():

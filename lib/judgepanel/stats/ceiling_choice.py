@@ -132,7 +132,7 @@ def data_ceiling(
             )
             a, b = _stacked(halves)
     else:
-        reason = cm.MEAN_ONLY_REASON if summary is not None else f"no rating of {attribute!r}"
+        reason = _no_summary_reason(summary, attribute)
         n_images = 0 if summary is None else int(summary["image_id"].nunique())
         none = cm.NoCeiling(reason=reason, n_images=n_images)
         nan = float("nan")
@@ -168,6 +168,26 @@ def data_ceiling(
         detail=detail,
         reason=reason,
     )
+
+
+def _no_summary_reason(summary: pd.DataFrame | None, attribute: str) -> str:
+    """Why a summary (or its absence) supports no ceiling, in plain words."""
+    if summary is None:
+        return f"no rating of {attribute!r}"
+    has_sd, has_n = (bool(summary[c].notna().any()) for c in ("sd", "n"))
+    if has_sd and not has_n:
+        return (
+            "each image's SD is released but not how many ratings it has (n): classical "
+            "test theory needs both, so no ceiling can be computed"
+        )
+    if has_n and not has_sd:
+        return (
+            "each image's number of ratings (n) is released but not their SD: classical "
+            "test theory needs both, so no ceiling can be computed"
+        )
+    if has_sd and has_n:
+        return "the SD or n is missing for some images: classical test theory needs both for all"
+    return cm.MEAN_ONLY_REASON
 
 
 def _rows(
