@@ -284,7 +284,7 @@ def test_a_schema_2_store_is_migrated_in_place_with_its_data(tmp_path: Path) -> 
     with Store(path, readonly=True) as old:
         before = old.frame(columns=OLD_COLUMNS)
     with Store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 4
+        assert store.schema_version == SCHEMA_VERSION == 5
         after = store.frame()
         assert store.possibly_billed().calls == 1  # the interrupted call is still counted
         # a plain resume sends the retryable failure again; its resend adds up as ever

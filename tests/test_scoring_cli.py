@@ -388,6 +388,6 @@ def test_each_study_registers_the_planner_of_its_dataset_kinds() -> None:
     assert set(PLANNERS) == set(DATASET_KINDS) == set(judgepanel.studies.PLANNED_KINDS)
     settings = ScoreSettings((), {}, Path("s.sqlite"), {})
     with pytest.raises(
-        ConfigError, match="no planner for dataset kind 'lsvrc'; registered: aadb, ava, eva"
+        ConfigError, match="no planner for dataset kind 'lsvrc'; registered: aadb, ava, cadb, eva"
     ):
         plan_target(DatasetRef("x", "lsvrc", Path(".")), settings)
