@@ -124,3 +124,24 @@ def test_another_studys_report_has_its_own_reference(tmp_path):
         f"{study} holds the report of profile 'posters'; "
         f"{root / 'tests' / 'reference' / 'demo-quick'} is of profile 'demo'"
     ]
+
+
+def test_the_index_links_the_reports_of_other_profiles(tmp_path):
+    from test_report import runs_file
+
+    from judgepanel.core.config import load_config
+    from judgepanel.report.index import other_studies
+
+    config = load_config(runs_file(tmp_path, tmp_path / "eva"))
+    outputs = tmp_path / "outputs"
+    study = outputs / "second"
+    (study / "r" / "tables").mkdir(parents=True)
+    write_table(pd.DataFrame({"x": [1]}), study / "r" / "tables" / "t.csv")
+    write_manifest(study, "quick", next(iter(config.profiles)))
+    assert other_studies(outputs, config) == []  # no page yet: nothing to link
+    (study / "index.html").write_text("<html></html>")
+    (outputs / "half").mkdir()  # a folder without a manifest is no report
+    (outputs / "half" / "index.html").write_text("<html></html>")
+    found = other_studies(outputs, config)
+    assert [s["href"] for s in found] == ["second/index.html"]
+    assert found[0]["description"] == config.profile(found[0]["profile"]).description

@@ -21,6 +21,7 @@ from judgepanel.core.config import Config
 from judgepanel.report import ledger
 from judgepanel.report.glossary import GLOSSARY, link_terms
 from judgepanel.report.jsonfile import update_json
+from judgepanel.report.manifest import MANIFEST_NAME, read_manifest
 from judgepanel.report.page import static_text
 from judgepanel.report.provenance import read_provenance
 from judgepanel.stats import wording
@@ -175,6 +176,7 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
     claims = ledger.collect(outputs, config)
     write_ledger_page(outputs, config, claims, simulated=any(r["simulated"] for r in runs))
     page = _ENV.get_template("index.html.j2").render(
+        studies=other_studies(outputs, config),
         key_claims=key_claims(claims),
         families=ledger.families(outputs, config),
         n_claims=len(claims),
@@ -188,6 +190,26 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
     index = outputs / "index.html"
     index.write_text(page, encoding="utf-8")
     return index
+
+
+def other_studies(outputs: Path, config: Config) -> list[dict[str, str]]:
+    """The reports of other profiles found in folders of ``outputs`` (``make report``
+    writes the demo's second study to ``outputs/posters/``), to link from this index."""
+    found = []
+    for manifest in sorted(Path(outputs).glob(f"*/{MANIFEST_NAME}")):
+        folder = manifest.parent
+        if not (folder / "index.html").exists():
+            continue
+        profile = read_manifest(manifest).profile
+        described = config.profiles.get(profile)
+        found.append(
+            {
+                "href": f"{folder.name}/index.html",
+                "profile": profile,
+                "description": described.description if described else "",
+            }
+        )
+    return found
 
 
 def _headline_html(h: dict[str, Any]) -> str:
