@@ -43,6 +43,63 @@ def write_answers(world: Path, path: Path, seed: int = 1) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def small_world(tmp_path_factory) -> tuple[Path, Path]:
+    """A 12-poster world and its answers file."""
+    out = tmp_path_factory.mktemp("small")
+    world = write_posters(out / "world", n_images=12, seed=5)
+    return world, write_answers(world, out / "answers.csv")
+
+
+def study_argv(world: Path, out: Path, *more: str) -> list[str]:
+    return ["report", "--dataset", f"ratings:{world}", "--rubric", str(RUBRIC),
+            "--out", str(out), *more]  # fmt: skip
+
+
+def test_a_study_no_candidate_applies_to_is_refused_with_the_reasons(
+    small_world, tmp_path: Path, capsys
+) -> None:
+    world, _ = small_world
+    assert main(study_argv(world, tmp_path / "out", "--only", "02,10")) == 1
+    said = capsys.readouterr()
+    assert "skipped 02_input_ablation: no overall human rating;" in said.out
+    assert "skipped 10_agreement: no overall human rating;" in said.out
+    assert "no notebook of 00_scoring" in said.err and "Traceback" not in said.err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_study_is_one_dataset_not_a_run_of_the_runs_file(small_world, tmp_path, capsys):
+    world, _ = small_world
+    assert main(study_argv(world, tmp_path / "out", "--run", "demo-eva")) == 1
+    assert "give --dataset or --run, not both" in capsys.readouterr().err
+
+
+def test_bad_answers_stop_before_anything_is_written(small_world, tmp_path, capsys):
+    world, answers = small_world
+    table = pd.read_csv(answers, dtype=str)
+    table.loc[3, "score"] = "9"
+    bad = tmp_path / "bad.csv"
+    table.to_csv(bad, index=False)
+    assert main(study_argv(world, tmp_path / "out", "--answers", str(bad))) == 1
+    assert "bad.csv, line 5: score '9' of saturation" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "study.sqlite").exists()
+
+
+def test_a_judge_is_one_model(small_world, tmp_path: Path) -> None:
+    from judgepanel.report.execute import ReportError
+    from judgepanel.report.study import answers_design
+
+    _, answers = small_world
+    design = answers_design(answers, 0.3)
+    assert design.families == {j: f"vendor/{j}" for j in JUDGES}
+    assert (design.holistic_k, design.dimension_r, design.temperature) == (0, 2, 0.3)
+    table = pd.read_csv(answers, dtype=str)
+    table.loc[0, "model"] = "vendor/other"
+    table.to_csv(tmp_path / "two.csv", index=False)
+    with pytest.raises(ReportError, match="judge 'keen' answers as several models"):
+        answers_design(tmp_path / "two.csv", 0.0)
+
+
 def error_outputs(notebook: Path) -> list[str]:
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     return [

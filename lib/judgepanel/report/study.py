@@ -173,6 +173,7 @@ def _profile(
     request: StudyRequest,
     name: str,
     store: Path,
+    rubric_path: Path,
     answers: AnswersDesign | None,
 ) -> dict[str, Any]:
     """The study's profile: the base profile's send options with the study's one dataset,
@@ -181,7 +182,7 @@ def _profile(
     profile.pop("rubric", None)  # the run names the study's rubric
     profile["store"] = str(store)
     profile["datasets"] = {name: {"kind": request.kind, "root": str(request.root.resolve())}}
-    what = f"{name} ({request.kind}) under its own rubric"
+    what = f"{name} ({request.kind}) under the rubric {rubric_path.name}"
     if answers is None:
         profile["description"] = (
             f"An ad-hoc study of {what}, with profile {request.profile}'s judges."
@@ -218,7 +219,7 @@ def study_runs(
     if request.profile not in (raw.get("profiles") or {}):
         known = ", ".join(raw.get("profiles") or {})
         raise ReportError(f"{config.path}: no profile {request.profile!r}; profiles are: {known}")
-    profile = _profile(raw, request, name, outputs / STUDY_STORE, answers)
+    profile = _profile(raw, request, name, outputs / STUDY_STORE, rubric_path, answers)
     prices = dict(raw.get("prices") or {})
     unpriced = [m for m in profile["families"].values() if m not in prices]
     if unpriced and request.score:
