@@ -72,6 +72,8 @@ def test_a_study_is_one_dataset_not_a_run_of_the_runs_file(small_world, tmp_path
     world, _ = small_world
     assert main(study_argv(world, tmp_path / "out", "--run", "demo-eva")) == 1
     assert "give --dataset or --run, not both" in capsys.readouterr().err
+    assert main(["report", "--answers", "answers.csv", "--out", str(tmp_path / "o")]) == 1
+    assert "--answers goes with --dataset" in capsys.readouterr().err
 
 
 def test_bad_answers_stop_before_anything_is_written(small_world, tmp_path, capsys):

@@ -743,6 +743,8 @@ def report_command(args: argparse.Namespace) -> int:
         if getattr(args, "dataset", None):  # nothing is sent to check unless it scores
             request, config = study_request(args, request)
             return run_checked(request, config, sends=args.score)
+        if getattr(args, "answers", None):
+            raise ReportError("--answers goes with --dataset KIND:PATH, the images they answer")
         return run_checked(request, load_config(args.runs_file))
     except (ReportError, ConfigError, RubricError) as exc:
         print(f"error: {exc}", file=sys.stderr)
