@@ -64,8 +64,10 @@ def test_a_study_no_candidate_applies_to_is_refused_with_the_reasons(
     said = capsys.readouterr()
     assert "skipped 02_input_ablation: no overall human rating;" in said.out
     assert "skipped 10_agreement: no overall human rating;" in said.out
-    assert "no notebook of 00_scoring" in said.err and "Traceback" not in said.err
-    assert not (tmp_path / "out").exists()
+    assert "no notebook of 02_input_ablation, 10_agreement applies" in said.err
+    assert "Traceback" not in said.err and not (tmp_path / "out").exists()
+    assert main(study_argv(world, tmp_path / "out", "--only", "05")) == 1
+    assert "--only 05 matches none of the notebooks" in capsys.readouterr().err
 
 
 def test_a_study_is_one_dataset_not_a_run_of_the_runs_file(small_world, tmp_path, capsys):

@@ -268,11 +268,15 @@ def prepare_study(
     notebooks, skipped = choose_notebooks(study, request.only)
     for notebook, reasons in skipped:
         echo(skip_line(notebook, reasons))
+    if not notebooks and not skipped:
+        raise ReportError(
+            f"--only {','.join(request.only)} matches none of the notebooks a study renders: "
+            f"{', '.join(CANDIDATES)}"
+        )
     if not notebooks:
         raise ReportError(
-            f"no notebook of {', '.join(CANDIDATES)} applies to {name} "
-            + (f"with --only {','.join(request.only)}" if request.only else "")
-            + "; each one skipped says why above"
+            f"no notebook of {', '.join(n for n, _ in skipped)} applies to {name}; each "
+            "one skipped says why above"
         )
     answers = None
     if request.answers is not None:
