@@ -31,6 +31,7 @@ from judgepanel.cli_agree import add_agree_parser, agree_command
 from judgepanel.cli_answers import add_import_answers_parser, export_long, import_answers_command
 from judgepanel.cli_batch import add_batch_parser, batch_command
 from judgepanel.cli_data import add_data_parser, data_command
+from judgepanel.cli_study import add_study_arguments, study_request
 from judgepanel.core.batch import BatchBook
 from judgepanel.core.client import ClientError, scrub
 from judgepanel.core.config import Config, ConfigError, load_config
@@ -285,7 +286,13 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--only", help="comma-separated notebook prefixes, for example 00,02")
     report.add_argument("--runs-file", type=Path)
     report.add_argument("--rubric", type=Path, help="a rubric YAML file or folder for every run")
-    report.add_argument("--outputs", type=Path, default=Path("outputs"))
+    report.add_argument(
+        "--outputs",
+        "--out",
+        type=Path,
+        help="the output folder (default: outputs, or outputs/study-<dataset> with --dataset)",
+    )
+    add_study_arguments(report)
     report.add_argument("--start-sim", action="store_true", help="start the simulated server")
     report.add_argument("--score", action="store_true", help="score each run before its notebooks")
     report.add_argument(
@@ -729,43 +736,64 @@ def parse_overrides(pairs: list[str]) -> dict[str, object]:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    """``judgepanel report``: the typed request of its flags, run by the report package."""
+    """``judgepanel report``: the typed request of its flags, run by the report package
+    (with ``--dataset``, on a runs file of the study's own: `judgepanel.cli_study`)."""
     try:
-        request = ReportRequest(
-            profile=args.profile,
-            runs=tuple(args.run or ()),
-            only=_split(args.only),
-            runs_file=args.runs_file,
-            outputs=args.outputs,
-            start_sim=args.start_sim,
-            score=args.score,
-            overrides=parse_overrides(getattr(args, "parameter", [])),
-            quick=getattr(args, "quick", False),
-            progress=not getattr(args, "no_progress", True),
-            jobs=getattr(args, "jobs", None),
-            score_lanes=getattr(args, "score_lanes", None),
-            pages=not getattr(args, "tables_only", False),
-            rubric=getattr(args, "rubric", None),
-        )
-        if request.rubric is not None:
-            load_rubric(request.rubric)  # a bad rubric stops here, before anything runs
-        config = load_config(args.runs_file)
-        selected(config, request)  # an unknown run, a mismatch or an empty --only stop here
-        if not config.profile(args.profile).simulated:
-            problems = [f for f in preflight(config, args.profile, request.runs) if not f.ok]
-            if problems:
-                for f in problems:
-                    print(f"error: {f.what}: {f.detail}", file=sys.stderr)
-                print(
-                    f"error: `judgepanel check --profile {args.profile}` lists every check; "
-                    "nothing was sent",
-                    file=sys.stderr,
-                )
-                return EXIT_ERROR
-        return run_report(request, config)
+        request = report_request(args)
+        if getattr(args, "dataset", None):  # nothing is sent to check unless it scores
+            request, config = study_request(args, request)
+            return run_checked(request, config, sends=args.score)
+        if getattr(args, "answers", None):
+            raise ReportError("--answers goes with --dataset KIND:PATH, the images they answer")
+        return run_checked(request, load_config(args.runs_file))
     except (ReportError, ConfigError, RubricError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def report_request(args: argparse.Namespace) -> ReportRequest:
+    """The typed request of ``judgepanel report``'s flags."""
+    return ReportRequest(
+        profile=args.profile,
+        runs=tuple(args.run or ()),
+        only=_split(args.only),
+        runs_file=args.runs_file,
+        outputs=args.outputs or Path("outputs"),
+        start_sim=args.start_sim,
+        score=args.score,
+        overrides=parse_overrides(getattr(args, "parameter", [])),
+        quick=getattr(args, "quick", False),
+        progress=not getattr(args, "no_progress", True),
+        jobs=getattr(args, "jobs", None),
+        score_lanes=getattr(args, "score_lanes", None),
+        pages=not getattr(args, "tables_only", False),
+        rubric=getattr(args, "rubric", None),
+    )
+
+
+def run_checked(request: ReportRequest, config: Config, *, sends: bool = True) -> int:
+    """Check a report request (rubric, selection, and a real endpoint's preflight when it
+    ``sends``) and run it; exit 0, 1, or 2 when a scored run was stopped.
+
+    Raises:
+        ReportError, ConfigError, RubricError: the request cannot run as asked.
+    """
+    if request.rubric is not None:
+        load_rubric(request.rubric)  # a bad rubric stops here, before anything runs
+    selected(config, request)  # an unknown run, a mismatch or an empty --only stop here
+    if sends and not config.profile(request.profile).simulated:
+        problems = [f for f in preflight(config, request.profile, request.runs) if not f.ok]
+        if problems:
+            for f in problems:
+                print(f"error: {f.what}: {f.detail}", file=sys.stderr)
+            print(
+                f"error: `judgepanel check --profile {request.profile}` lists every check; "
+                "nothing was sent",
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
+    try:
+        return run_report(request, config)
     except RunStopped as exc:  # its message is whole: the run, why, and how to resume
         print(exc, file=sys.stderr)
         return EXIT_STOPPED

@@ -18,7 +18,7 @@ from typing import Any
 import nbformat
 
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
-from judgepanel.datasets import Dataset, DatasetError
+from judgepanel.datasets import Dataset, DatasetError, load_dataset
 from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.datasets.mapping import rubric_mapping
 
@@ -40,6 +40,16 @@ class Study:
     kind: str
     dataset: Dataset | None
     rubric: Any
+
+
+def load_study(kind: str, root: str | Path, rubric: Any) -> Study:
+    """The study of a rated-image dataset ``kind:root`` under ``rubric``: its dataset is
+    loaded here, so that the report layer, which reads no dataset itself, can ask.
+
+    Raises:
+        DatasetError: the folder is not a readable dataset of ``kind``.
+    """
+    return Study(kind, load_dataset(kind, str(root)), rubric)
 
 
 Check = Callable[[Study], str]

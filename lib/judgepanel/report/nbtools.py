@@ -248,11 +248,13 @@ class Notebook:
     headlines: dict[str, dict[str, Any]] = field(default_factory=dict)
     claims: dict[str, tuple[Claim, str]] = field(default_factory=dict)
     families: dict[str, Family] = field(default_factory=dict)
+    judges: tuple[str, ...] = ()
+    """The run's judge families: a study's own judges get colours of their own too."""
 
     @property
     def palette(self) -> dict[str, str]:
         """The report's colour of each family (``hue="family"`` takes ``palette=nb.palette``)."""
-        return family_palette()
+        return family_palette(self.judges)
 
     def table(
         self,
@@ -508,8 +510,10 @@ def setup(
     tables_dir: str | Path,
     simulated: bool,
     figures_dir: str | Path | None = None,
+    judges: tuple[str, ...] = (),
 ) -> Notebook:
-    """Start a notebook: style, pandas display, the simulated-data banner, the output folders."""
+    """Start a notebook: style, pandas display, the simulated-data banner, the output folders;
+    ``judges`` are the run's families, which the palette colours."""
     from IPython.display import HTML
 
     set_style()
@@ -524,7 +528,14 @@ def setup(
     ledger.record(tables.parent, name, None)  # and its claims
     if simulated:
         _display(HTML(SIMULATED_BANNER))
-    return Notebook(run=run, name=name, tables_dir=tables, figures_dir=figures, simulated=simulated)
+    return Notebook(
+        run=run,
+        name=name,
+        tables_dir=tables,
+        figures_dir=figures,
+        simulated=simulated,
+        judges=tuple(judges),
+    )
 
 
 def forest(

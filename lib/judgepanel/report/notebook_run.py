@@ -143,7 +143,13 @@ def open_run(
         where = Endpoint.from_environment()
         where = where if where.base_url else None
     values = run_variables(config, chosen, overrides, folder / "tables")
-    nb = setup(run=run, name=name, tables_dir=folder / "tables", simulated=chosen.profile.simulated)
+    nb = setup(
+        run=run,
+        name=name,
+        tables_dir=folder / "tables",
+        simulated=chosen.profile.simulated,
+        judges=tuple(chosen.profile.families),
+    )
     if not from_report:
         print(
             f"{name} on run {run!r} ({chosen.profile.name}: {', '.join(chosen.datasets)}); "
