@@ -66,3 +66,18 @@ def test_the_same_seed_writes_the_same_world(world, tmp_path) -> None:
         return hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
 
     assert digest(folder) == digest(again)
+
+
+def test_the_world_card_says_how_the_judges_answer_each_posters_dimension() -> None:
+    """The card's section on any other rubric is what the simulator says of itself."""
+    from judgepanel.core.paths import project_root
+    from judgepanel.core.rubric import load_rubric
+    from judgepanel_sim.judges.anyrubric import describe_dimension
+    from judgepanel_sim.judges.latents import latents_table
+
+    card = (project_root() / "data" / "world_card.md").read_text(encoding="utf-8")
+    assert latents_table() in card
+    rubric = load_rubric(project_root() / "rubric" / "posters.yaml")
+    for dim in rubric.dimensions.values():
+        said = describe_dimension(dim.title, dim.asks)
+        assert f"- {said}" in card and "latent cue" in said, said
