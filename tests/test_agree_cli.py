@@ -78,3 +78,25 @@ def test_bad_input_is_one_line_and_exit_2(small_project, capsys, change, message
     assert main(args) == EXIT_BAD_INPUT
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err and "\n" not in err
+
+
+def test_answers_from_elsewhere_agree_as_the_store_they_came_from(small_project, tmp_path, capsys):
+    """``--answers``: the store's answers exported as a long CSV and read back give the same
+    statistics as the store itself (the judges, their agreement and the alt-test)."""
+    long = tmp_path / "para.csv"
+    argv = ["export", "--long", "--store", str(small_project.store), "--dataset", "para"]
+    assert main([*argv, "--out", str(long)]) == 0
+    capsys.readouterr()
+    assert main(_args(small_project, "para", "--json")) == 0
+    stored = json.loads(capsys.readouterr().out)
+    root = small_project.root / "synth" / "synth-para"
+    from_file = ["agree", "--dataset", f"para:{root}", "--answers", str(long),
+                 "--resamples", "50", "--json"]  # fmt: skip
+    assert main(from_file) == 0
+    read = json.loads(capsys.readouterr().out)
+    assert list(read["judges"]) == list(stored["judges"])
+    for name in FAMILIES:
+        assert read["judges"][name]["qwk"] == stored["judges"][name]["qwk"]
+        assert read["judges"][name]["alt_test"] == stored["judges"][name]["alt_test"]
+    assert main([*from_file[:4], "--answers", str(tmp_path / "none.csv")]) == EXIT_BAD_INPUT
+    assert "none.csv: answers file not found" in capsys.readouterr().err

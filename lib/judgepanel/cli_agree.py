@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import argparse
 import math
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from judgepanel.cli_data import print_info
+from judgepanel.core.answers_file import import_answers
 from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.frames import read_calls
+from judgepanel.core.rubric import Rubric, load_rubric
 from judgepanel.core.store import StoreError
-from judgepanel.datasets import DatasetError, load_dataset
+from judgepanel.datasets import Dataset, DatasetError, load_dataset
 from judgepanel.stats.alt_test import ALT_METRICS, AltTestResult
 from judgepanel.studies import agreement
 
@@ -43,7 +46,17 @@ def add_agree_parser(sub: argparse._SubParsersAction) -> None:
         ),
     )
     agree.add_argument("--dataset", required=True, metavar="KIND:PATH", help="e.g. eva:data/eva")
-    agree.add_argument("--store", type=Path, required=True, help="the store holding the answers")
+    source = agree.add_mutually_exclusive_group(required=True)
+    source.add_argument("--store", type=Path, help="the store holding the answers")
+    source.add_argument(
+        "--answers",
+        type=Path,
+        help="answers collected elsewhere: CSV image_id, judge, dimension, score (checked as "
+        "`import answers` checks them; nothing is written beside the file)",
+    )
+    agree.add_argument(
+        "--rubric", type=Path, help="the rubric the answers were given under (default: rubric/)"
+    )
     agree.add_argument(
         "--store-dataset", help="the dataset key of the calls (default: the one covering most)"
     )
@@ -76,6 +89,21 @@ def _store_key(calls: pd.DataFrame, images: set[str], wanted: str | None, store:
     return str(hits.idxmax())
 
 
+def _answers_calls(path: Path, data: Dataset, rubric: Rubric) -> tuple[pd.DataFrame, str]:
+    """The calls of an answers file, read into a store of their own that lives only for
+    this command (the checks and keys of ``import answers``)."""
+    with tempfile.TemporaryDirectory(prefix="judgepanel-agree-") as folder:
+        store = Path(folder) / "answers.sqlite"
+        import_answers(
+            path,
+            store,
+            dataset=data.name,
+            images=data.images["image_id"].astype(str).tolist(),
+            rubric=rubric,
+        )
+        return read_calls(store), data.name
+
+
 def _num(v: Any) -> float | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
@@ -83,13 +111,17 @@ def _num(v: Any) -> float | None:
 def agree_report(args: argparse.Namespace) -> dict[str, Any]:
     """Everything ``agree`` prints, as one JSON-ready object."""
     kind, root = parse_dataset_spec(args.dataset)
-    if not args.store.is_file():
-        raise ConfigError(f"{args.store}: no such store file")
+    rubric = load_rubric(args.rubric) if args.rubric else load_rubric()
     data = load_dataset(kind, str(root))
     images = set(data.images["image_id"].astype(str))
-    calls = read_calls(args.store)
-    key = _store_key(calls, images, args.store_dataset, args.store)
-    inputs = agreement.agreement_data(data, calls, key)
+    if args.answers is not None:
+        calls, key = _answers_calls(args.answers, data, rubric)
+    else:
+        if not args.store.is_file():
+            raise ConfigError(f"{args.store}: no such store file")
+        calls = read_calls(args.store)
+        key = _store_key(calls, images, args.store_dataset, args.store)
+    inputs = agreement.agreement_data(data, calls, key, rubric=rubric)
     b, seed = args.resamples, args.seed
     agree = agreement.judges_vs_humans(inputs, n_resamples=b, seed=seed)
     repeat = agreement.repeatability(inputs, n_resamples=b, seed=seed).set_index("family")
