@@ -98,5 +98,5 @@ def test_answers_from_elsewhere_agree_as_the_store_they_came_from(small_project,
     for name in FAMILIES:
         assert read["judges"][name]["qwk"] == stored["judges"][name]["qwk"]
         assert read["judges"][name]["alt_test"] == stored["judges"][name]["alt_test"]
-    assert main([*from_file[:4], "--answers", str(tmp_path / "none.csv")]) == EXIT_BAD_INPUT
+    assert main([*from_file[:3], "--answers", str(tmp_path / "none.csv")]) == EXIT_BAD_INPUT
     assert "none.csv: answers file not found" in capsys.readouterr().err
