@@ -91,6 +91,7 @@ def validity_table(
         table["q"] = tested["q"].reindex(table.index)
     else:
         table["q"] = np.nan
+    table["resamples"] = table["resamples"].astype("Int64")  # a count, missing where untested
     return table[list(COLUMNS)]
 
 
