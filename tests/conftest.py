@@ -22,15 +22,29 @@ from PIL import Image, ImageDraw, ImageFilter
 from judgepanel.report.launcher import SimProcess, start_sim_server
 from judgepanel.report.simconfig import SimConfig
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Fix this run's key of the sources before the workers start (they inherit it)."""
+    """Fix this run's key of the sources and one thread per pool before the workers start
+    (they inherit both).
+
+    Two workers on two cores, each spinning OpenMP and BLAS pools as wide as the machine,
+    spent most of their time waiting on each other: a scikit-learn fit that takes 5 s alone
+    took over 100 s in the suite. The workers, the simulated servers and the notebook
+    kernels the tests start inherit one thread per pool; a value the caller set is kept.
+    The tables do not depend on it (``test_table_determinism`` runs both widths).
+    """
     import os
 
     from shared_build import KEY_ENV, source_key
+    from threadpoolctl import threadpool_limits
 
     if not os.environ.get(KEY_ENV):
         os.environ[KEY_ENV] = source_key()
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
+    threadpool_limits(int(os.environ["OMP_NUM_THREADS"]))  # this process's pools, loaded already
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

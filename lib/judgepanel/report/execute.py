@@ -36,6 +36,7 @@ from judgepanel.report.index import (
     remember,
     write_index,
 )
+from judgepanel.report.kernels import kernel_manager, kernel_threads
 from judgepanel.report.launcher import SimProcess, start_sim_servers
 from judgepanel.report.ledger import write_ledger
 from judgepanel.report.manifest import write_manifest
@@ -77,11 +78,15 @@ class KernelContext:
         outputs: the report's outputs folder (``<run>/tables`` under it).
         shared_fits: the folder the kernels of this report share their combiner fits in
             (`judgepanel.studies.common.fitcache`; ``None``: none).
+        threads: the width of each kernel's OpenMP and BLAS pools
+            (`judgepanel.report.kernels`; ``None``: the libraries' default). Not a
+            parameter: the kernel starts with it.
     """
 
     endpoint: Endpoint | None = None
     outputs: Path | None = None
     shared_fits: Path | None = None
+    threads: int | None = None
 
     def parameters(self) -> dict[str, Any]:
         """The papermill parameters of this context: plain values, never a key."""
@@ -173,6 +178,9 @@ def execute_notebook(
     params = notebook_parameters(config, run, overrides, context)
     started = time.monotonic()
     error = ""
+    managed = {}
+    if context.threads is not None:
+        managed["kernel_manager_class"] = kernel_manager(context.threads)
     try:
         pm.execute_notebook(
             str(src),
@@ -185,6 +193,7 @@ def execute_notebook(
             # The kernel is local: its notices (TCP without encryption, the interrupt at shutdown)
             # are noise here; a failing cell still surfaces through papermill.
             extra_arguments=["--log-level=CRITICAL"],
+            **managed,
         )
     except Exception as exc:  # papermill raises PapermillExecutionError for a failing cell
         error = _failure_text(exc, src)
@@ -520,7 +529,9 @@ def run_report(request: ReportRequest, config: Config | None = None) -> int:
         endpoints = report_endpoints(servers)
         # A simulated server needs no key: a real one in the environment is not sent to it.
         context = KernelContext(
-            endpoint=endpoints[0] if endpoints else None, shared_fits=shared_fits
+            endpoint=endpoints[0] if endpoints else None,
+            shared_fits=shared_fits,
+            threads=kernel_threads(usable_cores(), slots),
         )
 
         steps = report_steps(

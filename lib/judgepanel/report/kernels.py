@@ -1,0 +1,50 @@
+"""The notebook kernels' share of the cores: one OpenMP and BLAS pool width per kernel.
+
+A report runs up to ``--jobs`` kernels at once. Each would otherwise size its OpenMP and
+BLAS pools to the whole machine, so two kernels on two cores run four spinning threads that
+wait on each other (scikit-learn's histogram gradient boosting, which the combiner uses,
+slows down many times over). Each kernel therefore starts with the pools' width set to its
+share of the cores, ``cores // jobs`` (at least one). A width the user set in the
+environment is kept. The tables do not depend on the width (the determinism tests run
+both).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jupyter_client import AsyncKernelManager
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def kernel_threads(cores: int, jobs: int) -> int:
+    """The pool width of one kernel among ``jobs`` running at once on ``cores``."""
+    return max(1, cores // max(1, jobs))
+
+
+def thread_environment(threads: int, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """``environ`` (default: this process's) with each pool width not set there set to
+    ``threads``."""
+    env = dict(os.environ if environ is None else environ)
+    for name in THREAD_VARIABLES:
+        env.setdefault(name, str(threads))
+    return env
+
+
+@cache
+def kernel_manager(threads: int) -> type[AsyncKernelManager]:
+    """A kernel manager class whose kernels start with pools ``threads`` wide (nbclient
+    takes a class, so the width is a class attribute; one class per width)."""
+    from jupyter_client import AsyncKernelManager  # the Jupyter stack: loaded when a kernel starts
+
+    class ThreadBudgetKernelManager(AsyncKernelManager):
+        async def start_kernel(self, **kw: Any) -> None:  # type: ignore[override]
+            env = thread_environment(threads, kw.pop("env", None))
+            await super().start_kernel(env=env, **kw)
+
+    ThreadBudgetKernelManager.__name__ = f"ThreadBudgetKernelManager{threads}"
+    return ThreadBudgetKernelManager
