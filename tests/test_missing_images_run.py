@@ -8,6 +8,7 @@ file's key sets the policy, the flag overrides it, and a bad value names file an
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,7 +22,9 @@ from judgepanel.core.preflight import check_dataset
 from judgepanel.core.store import Store
 from judgepanel.datasets import DatasetError
 from judgepanel.report.execute import rubric_runs_file
+from judgepanel.report.page import _ENV
 from judgepanel.report.provenance import provenance
+from judgepanel.report.study import STUDY_PROFILE, StudyRequest, prepare_study
 from judgepanel.studies.fusion.deploy.plan import resolve_source
 
 NOWHERE = "http://127.0.0.1:9/v1"
@@ -122,9 +125,19 @@ def test_the_provenance_lists_the_skipped_images_only_under_skip(tmp_path, world
     assert record["missing_images"] == {"eva": "skip"}
     assert record["skipped_images"] == {"eva": list(ABSENT)}
     assert record["n_skipped"] == {"eva": 2}
+    box = _box(record)
+    assert "<dt>skipped images</dt>" in box and "eva 2 absent from disk left out" in box
     plain = load_config(runs_file(tmp_path, world))
     record = provenance(plain, plain.run("t-eva"), tmp_path)
     assert not {"missing_images", "skipped_images", "n_skipped"} & set(record)
+    assert "skipped images" not in _box(record)  # a page without skips reads as before
+
+
+def _box(record: dict) -> str:
+    """The page's provenance box of ``record``."""
+    return _ENV.from_string("{% from '_provenance.html.j2' import box %}{{ box(p) }}").render(
+        p=record
+    )
 
 
 def test_the_report_flag_rewrites_every_rated_entry(tmp_path, world):
@@ -147,3 +160,14 @@ def test_predict_and_check_read_the_dataset_under_the_policy(world):
     found = check_dataset(ref)
     assert found.ok and "2 absent from disk left out" in found.detail
     assert not check_dataset(ref.with_missing_images("error")).ok
+
+
+def test_a_study_report_reads_its_dataset_under_the_flag(tmp_path, world):
+    config = load_config(runs_file(tmp_path, world))
+    request = StudyRequest(kind="eva", root=world, outputs=tmp_path / "study", profile="t")
+    with pytest.raises(DatasetError, match=r"2 of 6 rated image\(s\) are missing on disk"):
+        prepare_study(config, request, echo=lambda _: None)
+    skip = dataclasses.replace(request, missing_images="skip")
+    prepared = prepare_study(config, skip, echo=lambda _: None)
+    (ref,) = load_config(prepared.runs_file).profile(STUDY_PROFILE).datasets.values()
+    assert ref.missing_images == "skip"
