@@ -132,7 +132,11 @@ MISSING_CHOICES = ("error", "skip")
 
 def add_missing_images_flag(p: argparse.ArgumentParser, *, default: str | None = None) -> None:
     """``--missing-images error|skip``; with no ``default`` the runs file's entry decides."""
-    where = "" if default else " (default: each dataset entry's missing_images, else error)"
+    where = (
+        f" (default: {default})"
+        if default
+        else " (default: each dataset entry's missing_images, else error)"
+    )
     p.add_argument(
         "--missing-images",
         choices=MISSING_CHOICES,
