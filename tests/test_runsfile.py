@@ -12,7 +12,7 @@ import yaml
 from judgepanel.core.config import ConfigError, DatasetRef, load_config
 from judgepanel.core.paths import project_root
 from judgepanel.core.runsfile import DatasetKind, DatasetSpec
-from judgepanel.core.settings import DATASET_KINDS
+from judgepanel.core.settings import DATASET_KINDS, IMAGE_KINDS
 
 RUNS = (project_root() / "papermill_runs.yaml").read_text(encoding="utf-8")
 
@@ -50,11 +50,20 @@ def test_schema_kinds_are_the_loaders_kinds():
     )
 
 
+def _defaults(kind: str) -> tuple[tuple[str, str], ...]:
+    """The options an entry of ``kind`` resolves to when it names none: a rated kind's
+    ``missing_images`` policy, ``error``."""
+    return (("missing_images", "error"),) if kind in IMAGE_KINDS else ()
+
+
 def test_the_project_datasets_are_their_entries_resolved():
-    """Each dataset of the committed runs file is its entry's kind and root, nothing more."""
+    """Each dataset of the committed runs file is its entry's kind and root, nothing more
+    (a rated kind's ``missing_images`` at its default)."""
     base = project_root()
     expected = {
-        (profile, name): DatasetRef(name, entry["kind"], base / entry["root"])
+        (profile, name): DatasetRef(
+            name, entry["kind"], base / entry["root"], options=_defaults(entry["kind"])
+        )
         for profile, spec in yaml.safe_load(RUNS)["profiles"].items()
         for name, entry in spec["datasets"].items()
     }
@@ -63,9 +72,11 @@ def test_the_project_datasets_are_their_entries_resolved():
     assert loaded == expected
 
 
-KEYS = {kind: "kind, root" for kind in DATASET_KINDS} | {
-    "visionq": "kind, root, questions, eligible"
-}
+KEYS = (
+    {kind: "kind, root" for kind in DATASET_KINDS}
+    | {kind: "kind, root, missing_images" for kind in IMAGE_KINDS}
+    | {"visionq": "kind, root, questions, eligible"}
+)
 """The keys a dataset entry of each kind takes, as an error lists them."""
 
 
@@ -80,7 +91,7 @@ def _with_dataset(tmp_path: Path, *lines: str) -> tuple[Path, int]:
 def test_an_entry_of_each_kind_loads(tmp_path, kind):
     path, _ = _with_dataset(tmp_path, f"x: {{kind: {kind}, root: data/x}}")
     ref = load_config(path).profile("demo").dataset("x")
-    assert ref == DatasetRef("x", kind, tmp_path / "data" / "x")
+    assert ref == DatasetRef("x", kind, tmp_path / "data" / "x", options=_defaults(kind))
 
 
 @pytest.mark.parametrize("kind", DATASET_KINDS)

@@ -38,6 +38,7 @@ from judgepanel.core.config import Config, ConfigError, load_config
 from judgepanel.core.coverage import describe_mix
 from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.errors import JudgepanelError, RunStopped
+from judgepanel.core.frames import skipped_images
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.core.preflight import preflight
 from judgepanel.core.rubric import RubricError, load_rubric
@@ -125,6 +126,26 @@ def option_flags(args: argparse.Namespace) -> dict[str, object]:
     return {name: getattr(args, name, None) for name in declared_options()}
 
 
+MISSING_CHOICES = ("error", "skip")
+"""``--missing-images``: a run's rated images absent from disk fail it, or are left out."""
+
+
+def add_missing_images_flag(p: argparse.ArgumentParser, *, default: str | None = None) -> None:
+    """``--missing-images error|skip``; with no ``default`` the runs file's entry decides."""
+    where = (
+        f" (default: {default})"
+        if default
+        else " (default: each dataset entry's missing_images, else error)"
+    )
+    p.add_argument(
+        "--missing-images",
+        choices=MISSING_CHOICES,
+        default=default,
+        help="rated images absent from disk: an error naming them, or skip them (score the "
+        f"images present){where}",
+    )
+
+
 def _add_score_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "score",
@@ -146,6 +167,7 @@ def _add_score_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit-images", type=int, help="score only the first N images of the plan")
     p.add_argument("--store", type=Path, help="the SQLite checkpoint store")
     p.add_argument("--rubric", type=Path, help="a rubric YAML file or folder (default: the run's)")
+    add_missing_images_flag(p)
     add_option_flags(p, "score")
 
 
@@ -191,6 +213,7 @@ def _add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
     pred.add_argument(
         "--rubric", type=Path, help="the rubric the model was fitted with (default: rubric/)"
     )
+    add_missing_images_flag(pred, default="error")
     add_option_flags(pred, "predict")
 
 
@@ -286,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--only", help="comma-separated notebook prefixes, for example 00,02")
     report.add_argument("--runs-file", type=Path)
     report.add_argument("--rubric", type=Path, help="a rubric YAML file or folder for every run")
+    add_missing_images_flag(report)
     report.add_argument(
         "--outputs",
         "--out",
@@ -380,6 +404,7 @@ def score_request(args: argparse.Namespace) -> ScoreRequest:
         store=args.store,
         options=option_flags(args),
         rubric=args.rubric,
+        missing_images=getattr(args, "missing_images", None),
     )
 
 
@@ -412,10 +437,27 @@ def _print_dry_run(settings: ScoreSettings) -> None:
     )
 
 
+SHOWN_SKIPPED = 10
+"""How many skipped image ids a command prints (the report's provenance lists them all)."""
+
+
+def _skipped_line(dataset: str, skipped: tuple[str, ...]) -> str:
+    """One line: the images of ``dataset`` left out as absent from disk, the first few."""
+    first = ", ".join(skipped[:SHOWN_SKIPPED]) + (", ..." if len(skipped) > SHOWN_SKIPPED else "")
+    return (
+        f"{dataset}: {len(skipped)} image(s) absent from disk left out "
+        f"(missing_images: skip): {first}"
+    )
+
+
 def score_command(args: argparse.Namespace) -> int:
     """``judgepanel score``: plan, skip what is stored, send the rest; see the exit codes."""
     try:
         settings = resolve_settings(score_request(args))
+        for target in settings.targets:
+            skipped = skipped_images(target)
+            if skipped:
+                print(_skipped_line(target.name, skipped), flush=True)
         if args.dry_run:
             _print_dry_run(settings)
             return EXIT_OK
@@ -489,7 +531,10 @@ def predict_command(args: argparse.Namespace) -> int:
         rubric = load_rubric(args.rubric) if getattr(args, "rubric", None) else None
         deploy_plan.check_identity(model, _models_flag(args.models), rubric)
         spec = args.dataset or f"folder:{args.images}"
-        source = deploy_plan.resolve_source(model, spec, args.store_dataset)
+        policy = getattr(args, "missing_images", None) or "error"
+        source = deploy_plan.resolve_source(model, spec, args.store_dataset, policy)
+        if source.skipped:
+            print(_skipped_line(source.name, source.skipped), flush=True)
         store = args.store or Path(model.meta["training"]["store"])
         specs = deploy_plan.plan_predict(model, source, rubric)
         prices = deploy_plan.model_prices(model)
@@ -768,6 +813,7 @@ def report_request(args: argparse.Namespace) -> ReportRequest:
         score_lanes=getattr(args, "score_lanes", None),
         pages=not getattr(args, "tables_only", False),
         rubric=getattr(args, "rubric", None),
+        missing_images=getattr(args, "missing_images", None),
     )
 
 

@@ -60,6 +60,7 @@ def study_request(args: argparse.Namespace, request: ReportRequest) -> tuple[Rep
             outputs=args.outputs,
             profile=args.profile,
             score=args.score,
+            missing_images=getattr(args, "missing_images", None),
         ),
     )
     study = dataclasses.replace(
@@ -68,6 +69,7 @@ def study_request(args: argparse.Namespace, request: ReportRequest) -> tuple[Rep
         runs_file=prepared.runs_file,
         outputs=prepared.outputs,
         rubric=None,  # the study's run names it
+        missing_images=None,  # and its dataset entry the policy
         only=(),  # the study's run lists the notebooks chosen
     )
     return study, load_config(prepared.runs_file)

@@ -7,6 +7,7 @@ never part of it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,16 @@ from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.core.runsfile import ScoringSpec, validate_runs_file
 from judgepanel.core.sendconfig import ClientOptions, file_options, resolve_options
 from judgepanel.datasets.kinds import all_kinds, get_kind
+from judgepanel.datasets.presence import check_policy
+
+MISSING_IMAGES = "missing_images"
+"""The dataset key (and, as ``--missing-images``, the flag) that says what a run does with
+rated images absent from disk (`judgepanel.datasets.presence`)."""
+
+
+def takes_missing_images(kind: str) -> bool:
+    """Whether a dataset entry of ``kind`` takes the ``missing_images`` key."""
+    return MISSING_IMAGES in get_kind(kind).keys
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,25 @@ class DatasetRef:
     questions: Path | None = None
     eligible: Path | None = None
     options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def loader_keys(self) -> dict[str, Any]:
+        """The keys its loader takes by name (``options``): what a run reads it with."""
+        return dict(self.options)
+
+    @property
+    def missing_images(self) -> str | None:
+        """Its ``missing_images`` policy; None where its kind takes none (VAB, VisionQ)."""
+        return self.loader_keys.get("missing_images")
+
+    def with_missing_images(self, policy: str | None) -> DatasetRef:
+        """This reference read under ``policy`` (``--missing-images``, which wins over the
+        runs file); unchanged for None or a kind that declares no such key."""
+        if policy is None or not takes_missing_images(self.kind):
+            return self
+        check_policy(policy)
+        keys = {**self.loader_keys, MISSING_IMAGES: policy}
+        return dataclasses.replace(self, options=tuple(keys.items()))
 
 
 @dataclass(frozen=True)

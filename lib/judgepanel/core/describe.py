@@ -84,7 +84,8 @@ def describe_dataset(
     Raises:
         DatasetError: the loader's, for a missing or malformed dataset.
     """
-    keys = {"missing_images": "keep"} if "missing_images" in get_kind(kind).options else {}
+    declared = {**get_kind(kind).keys, **get_kind(kind).options}
+    keys = {"missing_images": "keep"} if "missing_images" in declared else {}
     ds = load_dataset(kind, str(root), **{**keys, **(options or {})})
     overall = (
         _ceiling(ds, "score", n_splits, n_resamples, seed)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from judgepanel.core.config import ScoringDesign
+from judgepanel.core.config import DatasetRef, ScoringDesign
 from judgepanel.core.store import Store
 from judgepanel.datasets import Dataset, load_dataset
 
@@ -82,12 +83,22 @@ def read_calls(
         return db.frame(dataset=dataset, kinds=kinds, columns=columns)
 
 
-def scored_dataset(kind: str, root: str | Path, design: ScoringDesign) -> Dataset:
+def scored_dataset(kind: str, root: str | Path, design: ScoringDesign, **keys: Any) -> Dataset:
     """The rated images a scoring design covers: its stratified sample of ``n_images``
     (seed ``sample_seed``), or every image when the design names no ``n_images``.
 
     The planner, the notebooks and the score-then-rank training world all take their
-    images from here.
+    images from here. ``keys`` are the dataset entry's loader keys
+    (`DatasetRef.loader_keys`), ``missing_images`` among them: under ``skip`` the images
+    absent from disk are left out before the sample is drawn.
     """
-    ds = load_dataset(kind, str(root))
+    ds = load_dataset(kind, str(root), **keys)
     return ds if design.n_images is None else ds.sample(design.n_images, design.sample_seed)
+
+
+def skipped_images(ref: DatasetRef) -> tuple[str, ...]:
+    """The ids of ``ref``'s labelled images a run leaves out as absent from disk: empty
+    unless its entry says ``missing_images: skip`` (then the dataset is read to see)."""
+    if ref.missing_images != "skip":
+        return ()
+    return load_dataset(ref.kind, str(ref.root), **ref.loader_keys).skipped

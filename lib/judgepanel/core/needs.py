@@ -42,14 +42,15 @@ class Study:
     rubric: Any
 
 
-def load_study(kind: str, root: str | Path, rubric: Any) -> Study:
+def load_study(kind: str, root: str | Path, rubric: Any, **keys: Any) -> Study:
     """The study of a rated-image dataset ``kind:root`` under ``rubric``: its dataset is
-    loaded here, so that the report layer, which reads no dataset itself, can ask.
+    loaded here (with its entry's loader ``keys``, ``missing_images`` among them), so that
+    the report layer, which reads no dataset itself, can ask.
 
     Raises:
         DatasetError: the folder is not a readable dataset of ``kind``.
     """
-    return Study(kind, load_dataset(kind, str(root)), rubric)
+    return Study(kind, load_dataset(kind, str(root), **keys), rubric)
 
 
 Check = Callable[[Study], str]

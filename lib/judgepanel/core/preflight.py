@@ -36,16 +36,20 @@ def check_dataset(ref: DatasetRef) -> Finding:
     what = f"dataset {ref.name} ({ref.kind})"
     if not ref.root.exists():
         return Finding(what, False, f"{ref.root}: folder not found")
+    skipped = ""
     try:
         if ref.kind == "vab":
             n = len(load_vab(ref.root))
         elif ref.kind == "visionq":
             n = len(load_questions(ref.root, ref.questions, ref.eligible))
         else:
-            n = len(load_dataset(ref.kind, str(ref.root)).images)
+            ds = load_dataset(ref.kind, str(ref.root), **ref.loader_keys)
+            n = len(ds.images)
+            if ds.skipped:
+                skipped = f"; {len(ds.skipped):,} absent from disk left out (missing_images: skip)"
     except (DatasetError, OSError, ValueError) as exc:
         return Finding(what, False, str(exc))
-    return Finding(what, True, f"{n:,} items read from {ref.root.name}")
+    return Finding(what, True, f"{n:,} items read from {ref.root.name}{skipped}")
 
 
 def check_rubric(path: Path | None) -> Finding:

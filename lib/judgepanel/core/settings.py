@@ -59,6 +59,9 @@ class ScoreRequest:
             ``None``: not set; see `judgepanel.core.sendconfig.ClientOptions`).
         source: where ``options`` come from (shown by ``check --explain``).
         rubric: the rubric file or folder (default: the run's, else the project's).
+        missing_images: what to do with rated images absent from disk, ``error`` or
+            ``skip`` (``--missing-images``); None: each dataset entry's own (``error``
+            unless the runs file says ``missing_images: skip``).
     """
 
     run: str | None = None
@@ -75,6 +78,7 @@ class ScoreRequest:
     options: Mapping[str, Any] = field(default_factory=dict)
     source: str = COMMAND_LINE
     rubric: Path | None = None
+    missing_images: str | None = None
 
 
 @dataclass(frozen=True)
@@ -174,7 +178,7 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
             config = None  # explicit options only; prices must then come from somewhere
     run = config.run(request.run) if request.run and config else None
     profile = run.profile if run else None
-    targets = _targets(request, run)
+    targets = tuple(t.with_missing_images(request.missing_images) for t in _targets(request, run))
     families = _families(request, profile)
 
     store = request.store or (profile.store if profile else None)

@@ -57,6 +57,8 @@ class Dataset:
             ``data describe``, so that nothing is dropped silently).
         n_on_disk: how many of the images are on disk; None where the loader did not look
             (see `judgepanel.datasets.presence`).
+        skipped: the ids of the labelled images left out because they are absent from
+            disk (``missing_images='skip'``), in the release's order; a run records them.
 
     ``images`` may also carry ``split`` (the release's train/validation/test) and ``group``.
     Where ``ratings`` has no per-rater data it is empty, with columns ``image_id``,
@@ -77,6 +79,7 @@ class Dataset:
     citation: str = ""
     notes: tuple[str, ...] = ()
     n_on_disk: int | None = None
+    skipped: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.images)

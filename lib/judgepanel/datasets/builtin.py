@@ -22,12 +22,15 @@ from judgepanel.datasets.visionq import load_questions
 RATED = "rated_images"
 MISSING = {
     "missing_images": Key(
-        Literal["error", "skip", "keep"],
+        Literal["error", "skip"],
         "error",
-        doc="images absent from disk: an error, left out (skip), or kept as labels (keep)",
+        doc="images absent from disk: an error, or left out of the run (skip)",
     )
 }
-"""The key every rated kind's loader takes (`judgepanel.datasets.presence`)."""
+"""The runs-file key every rated kind's loader takes (`judgepanel.datasets.presence`).
+
+A run scores images, so its entry takes ``error`` or ``skip``; ``keep`` (labels alone) is
+for ``data describe --option missing_images=keep``, which reads no image."""
 
 register_kind(
     DatasetKind(
@@ -35,7 +38,7 @@ register_kind(
         load_eva,
         RATED,
         summary="EVA: ``data/votes_filtered.csv`` and the images under ``EVA_together/``.",
-        options=MISSING,
+        keys=MISSING,
     )
 )
 register_kind(
@@ -44,8 +47,8 @@ register_kind(
         load_para,
         RATED,
         summary="PARA: ``annotation/PARA-Images.csv`` (or the GIAA files) and ``imgs/<session>/``.",
+        keys=MISSING,
         options={
-            **MISSING,
             "sd_ddof": Key(int, 0, doc="the released SDs' ddof (PARA's GIAA std: 0)"),
         },
     )
@@ -57,7 +60,7 @@ register_kind(
         RATED,
         summary="Ratings: ``dataset.yaml``, ``images.csv``, and "
         "``ratings.csv`` or ``summary.csv``.",
-        options=MISSING,
+        keys=MISSING,
     )
 )
 register_kind(
@@ -66,7 +69,7 @@ register_kind(
         load_ava,
         RATED,
         summary="AVA: ``AVA.txt``, the official test list, ``images/``.",
-        options=MISSING,
+        keys=MISSING,
     )
 )
 register_kind(
@@ -76,8 +79,8 @@ register_kind(
         RATED,
         summary="AADB: the label lists, per-split CSVs or ``AADBinfo.mat``, "
         "``AADB_AllinAll.csv`` where present, the images.",
+        keys=MISSING,
         options={
-            **MISSING,
             "overlap": Key(
                 Literal["test", "validation", "error"],
                 "test",
@@ -93,8 +96,8 @@ register_kind(
         RATED,
         summary="KonIQ-10k: ``koniq10k_distributions_sets.csv`` or "
         "``koniq10k_scores_and_distributions.csv``, and the images under ``1024x768/``.",
+        keys=MISSING,
         options={
-            **MISSING,
             "mos_scale": Key(
                 Literal["1-100", "1-5"] | None, doc="the MOS's scale (default: as documented)"
             ),
@@ -111,7 +114,7 @@ register_kind(
         RATED,
         summary="SPAQ: the ``Annotations/`` workbook (or its CSV) of MOS and attribute "
         "scores, ``TestImage/``.",
-        options=MISSING,
+        keys=MISSING,
     )
 )
 register_kind(
@@ -121,7 +124,7 @@ register_kind(
         RATED,
         summary="LAPIS: the individual-ratings CSV under ``annotation/``, "
         "``images/``, ``imageset/``.",
-        options=MISSING,
+        keys=MISSING,
     )
 )
 register_kind(
@@ -130,8 +133,8 @@ register_kind(
         load_live_wild,
         RATED,
         summary="LIVE in the Wild: ``Data/All{Images,MOS,StdDev}_release.mat`` and ``Images/``.",
+        keys=MISSING,
         options={
-            **MISSING,
             "training_images": Key(
                 Literal["drop", "keep"], "drop", doc="the study's seven training images"
             ),
@@ -146,7 +149,7 @@ register_kind(
         load_cadb,
         RATED,
         summary="CADB: ``composition_scores.json`` (five raters an image) and ``images/``.",
-        options=MISSING,
+        keys=MISSING,
     )
 )
 register_kind(

@@ -57,9 +57,10 @@ class DatasetKind:
             (keys of `DESIGN_KEYS`); None: the runs file (or the command line) must.
         noun: what its items are called in words (``images``, ``tasks``, ``questions``).
         options: keyword options its loader takes that are not runs-file keys (yet):
-            ``missing_images`` (`judgepanel.datasets.presence`) and how to read an
-            ambiguous release (a scale, an SD's ddof, a split overlap). ``data describe``
-            passes them (``--option KEY=VALUE``); a runs-file key is declared in ``keys``.
+            how to read an ambiguous release (a scale, an SD's ddof, a split overlap).
+            ``data describe`` passes them and the keys (``--option KEY=VALUE``); a
+            runs-file key (such as ``missing_images``, `judgepanel.datasets.presence`) is
+            declared in ``keys``.
     """
 
     name: str

@@ -28,8 +28,9 @@ from judgepanel.datasets._common import N_SHOWN, Dataset, DatasetError, _rows_of
 MissingImages = Literal["error", "skip", "keep"]
 POLICIES: tuple[str, ...] = ("error", "skip", "keep")
 FIX = (
-    "put the images there, or load with missing_images='skip' (score the images present) "
-    "or 'keep' (labels alone)"
+    "put the images there, or load with missing_images='skip' to score the images present "
+    "(`--missing-images skip`, or `missing_images: skip` in the runs file's dataset entry), "
+    "or 'keep' to read the labels alone (`data describe` does)"
 )
 
 
@@ -93,4 +94,5 @@ def apply_policy(ds: Dataset, policy: str) -> Dataset:
         summary=only(ds.summary),
         notes=(*ds.notes, note),
         n_on_disk=n,
+        skipped=tuple(ids),
     )

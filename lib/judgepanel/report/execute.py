@@ -24,7 +24,14 @@ from typing import Any
 import yaml
 
 import judgepanel.studies  # noqa: F401  (each study registers its planner and parameters)
-from judgepanel.core.config import Config, ConfigError, Run, load_config
+from judgepanel.core.config import (
+    MISSING_IMAGES,
+    Config,
+    ConfigError,
+    Run,
+    load_config,
+    takes_missing_images,
+)
 from judgepanel.core.endpoint import SIMULATOR, Endpoint
 from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.parameters import parameter_model, resolve_parameters
@@ -316,21 +323,34 @@ def _absolute_raw(config: Config) -> dict[str, Any]:
     return raw
 
 
-def _write_runs_file(raw: dict[str, Any], path: Path, rubric: Path | None) -> Path:
+def _write_runs_file(
+    raw: dict[str, Any], path: Path, rubric: Path | None, missing_images: str | None = None
+) -> Path:
     if rubric is not None:  # ``--rubric`` wins over every run's and profile's own
         for run in (raw.get("runs") or {}).values():
             run["rubric"] = str(Path(rubric).resolve())
+    if missing_images is not None:  # ``--missing-images`` wins over every dataset entry's
+        for prof in (raw.get("profiles") or {}).values():
+            for ds in (prof.get("datasets") or {}).values():
+                if takes_missing_images(ds["kind"]):
+                    ds[MISSING_IMAGES] = missing_images
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     return path
 
 
-def quick_runs_file(config: Config, outputs: Path, rubric: Path | None = None) -> Path:
+def quick_runs_file(
+    config: Config,
+    outputs: Path,
+    rubric: Path | None = None,
+    missing_images: str | None = None,
+) -> Path:
     """The runs file of a quick report: the same profiles and runs, fewer repetitions.
 
     Written under ``outputs``; its paths are made absolute so they still name the files the
     original runs file names (pages show them relative to the project, as always).
-    ``rubric`` (``--rubric``) replaces every run's rubric.
+    ``rubric`` (``--rubric``) replaces every run's rubric, ``missing_images``
+    (``--missing-images``) every rated dataset entry's policy.
     """
     raw = _absolute_raw(config)
     for design in (raw.get("scoring") or {}).values():
@@ -343,16 +363,20 @@ def quick_runs_file(config: Config, outputs: Path, rubric: Path | None = None) -
         for key, cap in QUICK_PARAMETERS.items():
             if key in params:
                 params[key] = min(int(params[key]), cap)
-    return _write_runs_file(raw, outputs / QUICK_RUNS_FILE, rubric)
+    return _write_runs_file(raw, outputs / QUICK_RUNS_FILE, rubric, missing_images)
 
 
 RUBRIC_RUNS_FILE = "rubric-runs.yaml"
 
 
-def rubric_runs_file(config: Config, outputs: Path, rubric: Path) -> Path:
-    """A copy of the runs file whose every run names ``rubric`` (``report --rubric``):
-    the scoring and the notebooks all read their rubric from the runs file they are given."""
-    return _write_runs_file(_absolute_raw(config), outputs / RUBRIC_RUNS_FILE, rubric)
+def rubric_runs_file(
+    config: Config, outputs: Path, rubric: Path | None, missing_images: str | None = None
+) -> Path:
+    """A copy of the runs file whose every run names ``rubric`` (``report --rubric``) and
+    whose every rated dataset entry says ``missing_images`` (``--missing-images``): the
+    scoring and the notebooks all read them from the runs file they are given."""
+    raw = _absolute_raw(config)
+    return _write_runs_file(raw, outputs / RUBRIC_RUNS_FILE, rubric, missing_images)
 
 
 class ReportError(JudgepanelError, ValueError):
@@ -383,6 +407,8 @@ class ReportRequest:
             executed notebooks, their tables and the manifest are written (a check that
             the tables reproduce needs no more).
         rubric: a rubric file or folder replacing every run's (``--rubric``).
+        missing_images: ``error`` or ``skip``, replacing every rated dataset entry's
+            ``missing_images`` (``--missing-images``; None: the runs file's).
     """
 
     profile: str = "demo"
@@ -399,6 +425,7 @@ class ReportRequest:
     score_lanes: int | None = None
     pages: bool = True
     rubric: Path | None = None
+    missing_images: str | None = None
 
 
 def selected(config: Config, request: ReportRequest) -> list[tuple[Run, list[str]]]:
@@ -489,13 +516,17 @@ def run_report(request: ReportRequest, config: Config | None = None) -> int:
     if request.quick:
         request = replace(
             request,
-            runs_file=quick_runs_file(named, Path(request.outputs), request.rubric),
+            runs_file=quick_runs_file(
+                named, Path(request.outputs), request.rubric, request.missing_images
+            ),
             overrides={"n_resamples": QUICK_RESAMPLES, **request.overrides},
         )
-    elif request.rubric is not None:
-        written = rubric_runs_file(named, Path(request.outputs), request.rubric)
+    elif request.rubric is not None or request.missing_images is not None:
+        written = rubric_runs_file(
+            named, Path(request.outputs), request.rubric, request.missing_images
+        )
         request = replace(request, runs_file=written)
-    derived = request.quick or request.rubric is not None
+    derived = request.quick or request.rubric is not None or request.missing_images is not None
     config = load_config(request.runs_file) if derived else named
     chosen = selected(config, request)
     runs = [run for run, _ in chosen]

@@ -96,6 +96,11 @@ class NotebookRun:
     config: Config
     endpoint: Endpoint | None = None
 
+    def loader_keys(self, dataset: str | None = None) -> dict[str, Any]:
+        """The keys a dataset of the run is read with (``missing_images``...), for
+        `judgepanel.core.frames.scored_dataset`; ``dataset`` None: the run's only one."""
+        return self.run.profile.dataset(dataset or self.run.dataset).loader_keys
+
     def values(self, *names: str) -> tuple[Any, ...]:
         """The run's values of ``names``, in order (a notebook unpacks what it reads)."""
         unknown = [n for n in names if n not in self.variables]

@@ -1,5 +1,8 @@
 """Where a page's numbers come from: run, data, store, seeds, commit and date, in one record.
 
+A run whose dataset entry says ``missing_images: skip`` also records the images it left
+out as absent from disk (`skipped`), so a reader sees what was not scored.
+
 The record is written beside each run's pages (``outputs/<run>/provenance.json``) and shown
 as a compact box at the top of every page and on the index. It names files by their place
 in the project and identifies their content by a short hash, so no machine path appears.
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from judgepanel.core.config import Config, Run
+from judgepanel.core.frames import skipped_images
 from judgepanel.core.labels import item_noun
 from judgepanel.core.store import Store, StoreError
 from judgepanel.report.jsonfile import write_json
@@ -95,6 +99,29 @@ def world_seeds(run: Run) -> dict[str, int]:
     return seeds
 
 
+def skipped(run: Run) -> dict[str, Any]:
+    """What the run left out of its datasets as absent from disk: empty unless a dataset
+    entry says ``missing_images: skip``; else ``missing_images`` (each such dataset's
+    policy), ``skipped_images`` (their ids) and ``n_skipped`` (their count), by dataset."""
+    refs = [run.profile.dataset(d) for d in run.datasets]
+    under = [ref for ref in refs if ref.missing_images == "skip"]
+    if not under:
+        return {}
+    ids: dict[str, list[str]] = {}
+    counts: dict[str, int | None] = {}
+    for ref in under:
+        try:
+            ids[ref.name] = list(skipped_images(ref))
+            counts[ref.name] = len(ids[ref.name])
+        except (ValueError, OSError):  # the dataset cannot be read: its notebooks say why
+            ids[ref.name], counts[ref.name] = [], None
+    return {
+        "missing_images": {ref.name: "skip" for ref in under},
+        "skipped_images": ids,
+        "n_skipped": counts,
+    }
+
+
 def provenance(
     config: Config,
     run: Run,
@@ -129,6 +156,7 @@ def provenance(
         "store_hash": store_hash(profile.store),
         "data_hash": _files_hash([profile.dataset(d).root for d in run.datasets]),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        **skipped(run),
     }
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 import yaml
 
 from judgepanel.core.answers_file import HOLISTIC, import_answers
-from judgepanel.core.config import Config
+from judgepanel.core.config import Config, DatasetRef
 from judgepanel.core.needs import Study, declared_needs, load_study, unmet
 from judgepanel.core.rubric import Rubric, default_rubric_path, load_rubric
 from judgepanel.report.execute import ReportError, _absolute_raw
@@ -59,6 +59,8 @@ class StudyRequest:
         outputs: the output folder (``None``: ``outputs/study-<dataset>``).
         profile: the base profile of the runs file.
         score: the report scores the dataset (else the notebooks read the store only).
+        missing_images: ``error`` or ``skip`` for images absent from disk
+            (``--missing-images``; None: ``error``).
     """
 
     kind: str
@@ -70,6 +72,13 @@ class StudyRequest:
     outputs: Path | None = None
     profile: str = "demo"
     score: bool = False
+    missing_images: str | None = None
+
+    @property
+    def loader_keys(self) -> dict[str, Any]:
+        """The keys the dataset is read with (``missing_images`` where given)."""
+        ref = DatasetRef(self.kind, self.kind, self.root)
+        return ref.with_missing_images(self.missing_images).loader_keys
 
 
 @dataclass(frozen=True)
@@ -181,7 +190,8 @@ def _profile(
     profile = dict(raw["profiles"][request.profile])
     profile.pop("rubric", None)  # the run names the study's rubric
     profile["store"] = str(store)
-    profile["datasets"] = {name: {"kind": request.kind, "root": str(request.root.resolve())}}
+    entry = {"kind": request.kind, "root": str(request.root.resolve()), **request.loader_keys}
+    profile["datasets"] = {name: entry}
     what = f"{name} ({request.kind}) under the rubric {rubric_path.name}"
     if answers is None:
         profile["description"] = (
@@ -261,7 +271,7 @@ def prepare_study(
     profile = config.profile(request.profile)
     rubric_path = Path(request.rubric or profile.rubric or default_rubric_path()).resolve()
     rubric = load_rubric(rubric_path)
-    study = load_study(request.kind, request.root, rubric)
+    study = load_study(request.kind, request.root, rubric, **request.loader_keys)
     assert study.dataset is not None
     name = dataset_key(study.dataset.name)
     outputs = Path(request.outputs or Path("outputs") / f"study-{name}").resolve()

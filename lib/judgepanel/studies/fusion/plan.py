@@ -60,7 +60,7 @@ def plan_dataset(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
     """
     design = settings.designs[target.name]
     rubric = load_rubric(settings.rubric)
-    data = scored_dataset(target.kind, target.root, design)
+    data = scored_dataset(target.kind, target.root, design, **target.loader_keys)
     images = data.images
     if settings.limit_images is not None:
         images = images.head(settings.limit_images)

@@ -70,7 +70,7 @@ def _read(
     rubric: Rubric,
 ) -> RatedData:
     """A rated dataset's scored images, calls, scores and blocks under ``rubric``."""
-    data = scored_dataset(ref.kind, ref.root, design)
+    data = scored_dataset(ref.kind, ref.root, design, **ref.loader_keys)
     calls = read_calls(store, ref.name, columns=columns)
     scores = score_table(
         calls,

@@ -90,7 +90,7 @@ def load_training_world(
         run, rated_kinds(), name, use="the fused ranker's training world (per-image ratings)"
     )
     design = config.design(ref.kind)
-    data = scored_dataset(ref.kind, ref.root, design)
+    data = scored_dataset(ref.kind, ref.root, design, **ref.loader_keys)
     try:
         scores = score_table(
             read_calls(run.profile.store, name),

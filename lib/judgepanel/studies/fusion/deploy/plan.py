@@ -24,7 +24,7 @@ import pandas as pd
 from judgepanel.core.batch import run_batches
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client import ClientOptions, RunSummary, run_calls
-from judgepanel.core.config import ConfigError, Price, ScoringDesign
+from judgepanel.core.config import ConfigError, DatasetRef, Price, ScoringDesign
 from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.frames import read_calls, score_table
 from judgepanel.core.prompts import Rubric, load_rubric
@@ -53,18 +53,27 @@ class ImageSource:
         kind: ``folder``, ``eva`` or ``para``.
         root: the folder read.
         images: columns ``image_id`` and ``path``.
+        skipped: the labelled images left out as absent from disk (``--missing-images
+            skip``).
     """
 
     name: str
     kind: str
     root: Path
     images: pd.DataFrame
+    skipped: tuple[str, ...] = ()
 
 
 def resolve_source(
-    model: DeployedModel, spec: str, store_dataset: str | None = None
+    model: DeployedModel,
+    spec: str,
+    store_dataset: str | None = None,
+    missing_images: str = "error",
 ) -> ImageSource:
     """The images of ``KIND:PATH`` (``folder:DIR`` for images without labels).
+
+    A labelled dataset is read under ``missing_images`` (``error`` or ``skip``: its
+    images absent from disk are an error, or left out); a folder holds only what is on disk.
 
     The calls are keyed by the training dataset's name when the images are the training
     dataset's own folder (so its stored calls are reused), else by ``KIND-FOLDER-HASH``
@@ -77,10 +86,13 @@ def resolve_source(
     if kind not in source_kinds:
         raise ConfigError(f"--dataset kind {kind!r}: expected one of {', '.join(source_kinds)}")
     path = Path(root).resolve()
+    skipped: tuple[str, ...] = ()
     if kind == FOLDER_KIND:
         images = load_folder(path)
     else:
-        images = load_dataset(kind, str(path)).images[["image_id", "path"]]
+        ref = DatasetRef(kind, kind, path).with_missing_images(missing_images)
+        ds = load_dataset(kind, str(path), **ref.loader_keys)
+        images, skipped = ds.images[["image_id", "path"]], ds.skipped
     training = model.meta.get("training", {})
     trained_on = training.get("root")
     same = kind == training.get("kind") and trained_on and path == Path(trained_on).resolve()
@@ -91,7 +103,7 @@ def resolve_source(
     else:
         digest = hashlib.sha256(str(path).encode()).hexdigest()[:8]
         name = f"{kind}-{path.name}-{digest}"
-    return ImageSource(name, kind, path, images.reset_index(drop=True))
+    return ImageSource(name, kind, path, images.reset_index(drop=True), skipped)
 
 
 def sent_identity(
