@@ -68,12 +68,14 @@ def alt_claims(
     dataset: str,
     family: Family,
     question: str = "",
+    unit: str = "images",
 ) -> list[Claim]:
     """One claim per tested judge, corrected over the judges in ``family``.
 
     ``question`` names what was compared when it is not the holistic question (a
     dimension, or the pooled dimensions): it goes into each claim's id and scope, so the
-    claims of several questions on one page stay apart in the ledger.
+    claims of several questions on one page stay apart in the ledger; ``unit`` is what the
+    test's instances are (``image x dimension pairs`` when pooled).
     """
     out = []
     for name, res in results.items():
@@ -90,7 +92,7 @@ def alt_claims(
                 dataset=dataset,
                 scope=question,
                 metric=f"alt-test {res.metric}",
-                unit="images",
+                unit=unit,
                 estimate=est,
                 ci_low=low,
                 ci_high=high,
