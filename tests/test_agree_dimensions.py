@@ -292,3 +292,24 @@ def test_claims_of_a_dimension_keep_apart_from_the_holistic_ones(study):
     )
     assert [c.id for c in holistic] == ["alt-test-lynx", "alt-test-otter", "alt-test-panel_mean"]
     assert {c.scope for c in holistic} == {""}
+
+
+def test_a_judge_that_never_varies_has_no_repeatability_to_measure():
+    """A family answering one value to every image and repetition (a dimension it scores
+    only one way) gets a note, not an error; the others are measured as before."""
+    rng = np.random.default_rng(0)
+    images = [f"img{i}" for i in range(12)]
+    reps = pd.DataFrame(
+        [(img, fam, r, 1.0 if fam == "flat" else float(rng.integers(0, 3)))
+         for fam in ("flat", "lively") for r in range(2) for img in images],
+        columns=["image_id", "family", "repetition", "score"],
+    )  # fmt: skip
+    means = pd.DataFrame({"image_id": images, "rater": "human mean", "score": 1.0})
+    data = agreement.AgreementData(
+        dataset="tiny", humans=None, means=means, repetitions=reps, scale=(0, 2),
+        mapping=LinearMap((0, 2), (0, 2)), cost=pd.DataFrame(), question="symmetry",
+        column="symmetry",
+    )  # fmt: skip
+    table = agreement.repeatability(data, n_resamples=B).set_index("family")
+    assert "nothing varies" in table.loc["flat", "note"] and np.isnan(table.loc["flat", "alpha"])
+    assert np.isfinite(table.loc["lively", "alpha"]) and table.loc["lively", "k"] == 2

@@ -62,7 +62,11 @@ def judges_vs_humans(
 
 
 def repeatability(data: AgreementData, *, n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
-    """Per family: alpha over its repetitions (with interval) and ICC(1,1) beside it."""
+    """Per family: alpha over its repetitions (with interval) and ICC(1,1) beside it.
+
+    A family with one repetition, or one answer to every image and repetition (a dimension
+    it never scores but one way), gets a note instead: there is no agreement to measure.
+    """
     rows = []
     for family in data.families:
         own = data.repetitions[data.repetitions["family"] == family]
@@ -71,6 +75,9 @@ def repeatability(data: AgreementData, *, n_resamples: int = 10_000, seed: int =
         row = {"family": family, "k": k}
         if k < 2:
             rows.append({**row, "note": "one repetition: nothing to repeat"})
+            continue
+        if tidy[SCORE].nunique() < 2:  # alpha and the ICC compare variances: none here
+            rows.append({**row, "note": "every repetition gives one answer: nothing varies"})
             continue
         alpha = alpha_interval(tidy, "interval", n_resamples=n_resamples, seed=seed)
         icc = icc_table(tidy).set_index("type").loc["ICC(1,1)"]
