@@ -42,10 +42,12 @@ def test_text_names_the_mapping_the_people_and_each_verdict(small_project, capsy
     assert main(_args(small_project, "eva", "--min-items", "10", "--metric", "abs")) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert "linear 1-10 -> 0-10" in lines[0]
-    assert lines[1].startswith("people: alpha_interval")
+    assert lines[0].startswith("eva (eva), rubric ") and "holistic, quality" in lines[0]
+    assert lines[1].startswith("holistic vs the overall rating (score, 0-10)")
+    assert "linear 1-10 -> 0-10" in lines[1]
+    assert lines[2].startswith("  people: alpha_interval")
     for fam in FAMILIES:
-        line = next(x for x in lines if x.startswith(f"{fam}:"))
+        line = next(x for x in lines if x.startswith(f"  {fam}:"))  # the holistic question's
         assert "QWK" in line and "repeatability alpha" in line
         assert "alt-test (abs, epsilon 0.1, q 0.05)" in line
         assert line.endswith(("passed", "not passed"))
@@ -64,7 +66,7 @@ def test_too_few_images_per_annotator_is_said_not_failed(small_project, capsys):
         (["--dataset", "nonsense"], "expected KIND:PATH"),
         (["--store", "/no/such.sqlite"], "/no/such.sqlite: no such store file"),
         (["--epsilon", "1.5"], "--epsilon"),
-        (["--store-dataset", "nosuch"], "no holistic answers under dataset 'nosuch'"),
+        (["--store-dataset", "nosuch"], "no holistic or dimension answers under dataset 'nosuch'"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(small_project, capsys, change, message):

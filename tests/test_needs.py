@@ -55,9 +55,16 @@ def test_a_study_without_holistic_question_or_overall_rating(posters_study: Stud
     ablation = unmet(declared_needs("02_input_ablation"), posters_study)
     assert ablation[:2] == ["no overall human rating", "the rubric asks no holistic question"]
     assert "lacks quality, composition, colour, distinctiveness, emotion" in ablation[2]
-    assert unmet(declared_needs("10_agreement"), posters_study) == [
-        "no overall human rating",
-        "the rubric asks no holistic question",
+    # 10 compares every mapped dimension where there is no holistic question to compare
+    assert unmet(declared_needs("10_agreement"), posters_study) == []
+
+
+def test_agreement_needs_a_question_people_rated_too(posters_study: Study) -> None:
+    seed_rubric = load_rubric(ROOT / "rubric")
+    unrelated = Study("ratings", posters_study.dataset, seed_rubric)
+    assert unmet(declared_needs("10_agreement"), unrelated) == [
+        "no question of the rubric that people rated too (no overall rating with a holistic "
+        "question, and no attribute validating a rubric dimension)"
     ]
 
 

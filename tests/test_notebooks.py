@@ -209,6 +209,13 @@ def _check_10(tables: Path, markdown: str) -> None:
     assert 'class="jp-claim"' in markdown
     index = (tables.parent.parent / "index.html").read_text(encoding="utf-8")
     assert 'href="test-para/10_agreement.html"' in index and "Judge card" in index
+    # after the holistic sections, every mapped dimension, its map named in each row
+    dims = pd.read_csv(tables / "table_dimension_agreement.csv")
+    assert list(dict.fromkeys(dims["dimension"])) == ["quality", "composition", "colour"]
+    assert len(dims) == 3 * 5 and (dims["mapping"] == "linear 1-10 -> 1-5").all()
+    dim_alt = pd.read_csv(tables / "table_dimension_alt_test.csv", keep_default_na=False)
+    assert set(dim_alt["dimension"]) == {"quality", "composition", "colour", "pooled dimensions"}
+    assert markdown.index("Against the human mean") < markdown.index("Per dimension:")
 
 
 CHECKS = {

@@ -1,7 +1,7 @@
 """A study of its own, rendered with one command: its rubric (four dimensions on mixed
 scales, no holistic question), its images in a ``ratings`` folder without an overall
 rating, and its judges' answers from a CSV; ``report --dataset --rubric --answers`` runs
-00 and 01 and says why it skips 02, 03 and 10."""
+00, 01 and 10 (per dimension) and says why it skips 02 and 03."""
 
 from __future__ import annotations
 
@@ -60,11 +60,11 @@ def test_a_study_no_candidate_applies_to_is_refused_with_the_reasons(
     small_world, tmp_path: Path, capsys
 ) -> None:
     world, _ = small_world
-    assert main(study_argv(world, tmp_path / "out", "--only", "02,10")) == 1
+    assert main(study_argv(world, tmp_path / "out", "--only", "02,03")) == 1
     said = capsys.readouterr()
     assert "skipped 02_input_ablation: no overall human rating;" in said.out
-    assert "skipped 10_agreement: no overall human rating;" in said.out
-    assert "no notebook of 02_input_ablation, 10_agreement applies" in said.err
+    assert "skipped 03_trio_sweep: no overall human rating;" in said.out
+    assert "no notebook of 02_input_ablation, 03_trio_sweep applies" in said.err
     assert "Traceback" not in said.err and not (tmp_path / "out").exists()
     assert main(study_argv(world, tmp_path / "out", "--only", "05")) == 1
     assert "--only 05 matches none of the notebooks" in capsys.readouterr().err
@@ -116,7 +116,7 @@ def error_outputs(notebook: Path) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_a_study_of_its_own_renders_00_and_01(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_a_study_of_its_own_renders_00_01_and_10(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)  # nothing may be sent
     world = write_posters(tmp_path / "world", n_images=40, seed=5)
     answers = write_answers(world, tmp_path / "answers.csv")
@@ -133,16 +133,23 @@ def test_a_study_of_its_own_renders_00_and_01(tmp_path: Path, capsys, monkeypatc
         for line in said.out.splitlines()
         if line.startswith("skipped ")
     }
-    assert set(skipped) == {"02_input_ablation", "03_trio_sweep", "10_agreement"}
-    assert skipped["10_agreement"].endswith(
-        "no overall human rating; the rubric asks no holistic question"
+    assert set(skipped) == {"02_input_ablation", "03_trio_sweep"}
+    assert skipped["03_trio_sweep"].startswith(
+        "skipped 03_trio_sweep: no overall human rating; the rubric asks no holistic question"
     )
     assert "lacks quality, composition" in skipped["02_input_ablation"]
     assert "imported 960 answers of synth-posters" in said.out
     run = out / "synth-posters"
-    for name in ("00_scoring", "01_mtmm_validity"):
+    for name in ("00_scoring", "01_mtmm_validity", "10_agreement"):
         assert (run / f"{name}.html").is_file(), name
         assert error_outputs(run / f"{name}.ipynb") == [], name
+    agree = pd.read_csv(run / "tables" / "table_dimension_agreement.csv")
+    assert list(dict.fromkeys(agree["dimension"])) == list(SCALES)
+    assert set(agree["judge"]) == set(JUDGES) and not (run / "tables" / "judge_card.csv").exists()
+    mapped = agree.drop_duplicates("dimension").set_index("dimension")["mapping"]
+    assert mapped["brightness"] == "linear 1-7 -> 1-7"
+    alt = pd.read_csv(run / "tables" / "table_dimension_alt_test.csv")
+    assert "pooled dimensions" in set(alt["dimension"])
     assert not (run / "02_input_ablation.ipynb").exists()
     with Store(out / "study.sqlite", readonly=True) as store:
         imports = store.imports()
@@ -158,5 +165,9 @@ def test_a_study_of_its_own_renders_00_and_01(tmp_path: Path, capsys, monkeypatc
     coverage = pd.read_csv(run / "tables" / "coverage.csv")
     assert int(coverage["planned"].sum()) == int(coverage["ok"].sum()) == 960
     runs = yaml.safe_load((out / "study-runs.yaml").read_text(encoding="utf-8"))
-    assert runs["runs"]["synth-posters"]["notebooks"] == ["00_scoring", "01_mtmm_validity"]
+    assert runs["runs"]["synth-posters"]["notebooks"] == [
+        "00_scoring",
+        "01_mtmm_validity",
+        "10_agreement",
+    ]
     assert runs["profiles"]["study"]["families"] == {j: f"vendor/{j}" for j in JUDGES}

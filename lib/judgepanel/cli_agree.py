@@ -1,11 +1,15 @@
 """``judgepanel agree``: how far each judge family of a store agrees with a dataset's people.
 
-Per family: QWK, Krippendorff's alpha and Spearman against the human mean, mean bias, the
-family's repeatability over its repetitions, the people's own reliability beside them, and
-the alternative annotator test (winning rate, advantage probability, passed, with epsilon
-and the metric named). Everything comes from :mod:`judgepanel.studies.agreement`. Bad
-input (a malformed ``--dataset``, a missing store, a store without answers for the
-dataset's images) is one line on stderr and exit code 2.
+Per family and per question (``holistic`` against the overall rating, and every rubric
+dimension against the attribute the dataset maps to it): QWK, Krippendorff's alpha and
+Spearman against the human mean, mean bias, the family's repeatability over its
+repetitions, the people's own reliability beside them, and the alternative annotator test
+(winning rate, advantage probability, passed, with epsilon and the metric named); with
+``--pool-dimensions`` also the test with each image x dimension one instance. Every
+question names the map that put the judges' answers on the people's scale. Everything
+comes from :mod:`judgepanel.studies.agreement`. Bad input (a malformed ``--dataset``, a
+missing store, a store without answers for the dataset's images, a question the dataset
+and rubric do not share) is one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ from typing import Any
 import pandas as pd
 
 from judgepanel.cli_data import print_info
-from judgepanel.core.answers_file import import_answers
+from judgepanel.core.answers_file import RUBRIC_KINDS, import_answers
 from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.frames import read_calls
 from judgepanel.core.rubric import Rubric, load_rubric
 from judgepanel.core.store import StoreError
 from judgepanel.datasets import Dataset, DatasetError, load_dataset
+from judgepanel.errors import JudgepanelError
 from judgepanel.stats.alt_test import ALT_METRICS, AltTestResult
 from judgepanel.studies import agreement
 
@@ -36,13 +41,17 @@ DEFAULT_EPSILON = 0.1
 def add_agree_parser(sub: argparse._SubParsersAction) -> None:
     agree = sub.add_parser(
         "agree",
-        help="each judge family against the people: agreement, repeatability, alt-test",
+        help="each judge family against the people, per dimension: agreement, "
+        "repeatability, alt-test",
         description=(
-            "Compare every judge family of a store with a rated dataset's people: QWK, "
+            "Compare every judge family of a store with a rated dataset's people, per "
+            "question: holistic against the overall rating, and each rubric dimension "
+            "against the attribute the dataset maps to it. Per judge and question: QWK, "
             "Krippendorff's alpha and Spearman against the human mean (after the linear map "
-            "of the rubric scale onto the dataset's), mean bias, the family's repeatability "
-            "over its repetitions, the people's own reliability, and the alternative "
-            "annotator test of each family and of the panel mean."
+            "of the question's rubric scale onto the attribute's range, named in the "
+            "output), mean bias, the family's repeatability over its repetitions, the "
+            "people's own reliability, and the alternative annotator test of each family "
+            "and of the panel mean."
         ),
     )
     agree.add_argument("--dataset", required=True, metavar="KIND:PATH", help="e.g. eva:data/eva")
@@ -73,19 +82,35 @@ def add_agree_parser(sub: argparse._SubParsersAction) -> None:
     )
     agree.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     agree.add_argument("--seed", type=int, default=0)
+    agree.add_argument(
+        "--question",
+        "--dimension",
+        dest="question",
+        action="append",
+        metavar="KEY",
+        help="compare only this question: 'holistic' or a rubric dimension (repeatable; "
+        "default: every question the dataset and rubric share)",
+    )
+    agree.add_argument(
+        "--pool-dimensions",
+        action="store_true",
+        help="also run the alt-test with each image x dimension one instance, pooled over "
+        "the compared dimensions (each dimension's answers on its attribute's range first)",
+    )
     agree.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def _store_key(calls: pd.DataFrame, images: set[str], wanted: str | None, store: Path) -> str:
-    """The store's dataset key whose holistic answers cover most of ``images``."""
-    hol = calls[calls["kind"] == "holistic"]
+    """The store's dataset key whose rubric answers (holistic or dimension) cover most of
+    ``images``."""
+    asked = calls[calls["kind"].isin(RUBRIC_KINDS)]
     if wanted is not None:
-        if wanted not in set(hol["dataset"]):
-            raise ConfigError(f"{store}: no holistic answers under dataset {wanted!r}")
+        if wanted not in set(asked["dataset"]):
+            raise ConfigError(f"{store}: no holistic or dimension answers under dataset {wanted!r}")
         return wanted
-    hits = hol[hol["item"].astype(str).isin(images)].groupby("dataset")["item"].nunique()
+    hits = asked[asked["item"].astype(str).isin(images)].groupby("dataset")["item"].nunique()
     if hits.empty:
-        raise ConfigError(f"{store}: no holistic answer of any image of the dataset")
+        raise ConfigError(f"{store}: no holistic or dimension answer of any image of the dataset")
     return str(hits.idxmax())
 
 
@@ -108,20 +133,32 @@ def _num(v: Any) -> float | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
 
-def agree_report(args: argparse.Namespace) -> dict[str, Any]:
-    """Everything ``agree`` prints, as one JSON-ready object."""
-    kind, root = parse_dataset_spec(args.dataset)
-    rubric = load_rubric(args.rubric) if args.rubric else load_rubric()
-    data = load_dataset(kind, str(root))
-    images = set(data.images["image_id"].astype(str))
-    if args.answers is not None:
-        calls, key = _answers_calls(args.answers, data, rubric)
-    else:
-        if not args.store.is_file():
-            raise ConfigError(f"{args.store}: no such store file")
-        calls = read_calls(args.store)
-        key = _store_key(calls, images, args.store_dataset, args.store)
-    inputs = agreement.agreement_data(data, calls, key, rubric=rubric)
+def _alt_entry(res: AltTestResult | str | None, args: argparse.Namespace) -> dict[str, Any]:
+    """One alt-test result as JSON (or why it was not run)."""
+    if isinstance(res, AltTestResult):
+        return {
+            "winning_rate": res.winning_rate,
+            "advantage_probability": res.advantage_probability,
+            "passed": bool(res.passed),
+            "epsilon": res.epsilon,
+            "metric": res.metric,
+            "q": res.q,
+            "n_annotators": res.n_annotators,
+            "n_instances": res.n_instances,
+            "mapping": res.mapping,
+        }
+    return {
+        "not_tested": res or "no rater ids",
+        "epsilon": args.epsilon,
+        "metric": args.metric,
+        "q": args.q,
+    }
+
+
+def _question_report(
+    inputs: agreement.AgreementData, args: argparse.Namespace
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """One question's own facts, and each judge's entry for it."""
     b, seed = args.resamples, args.seed
     agree = agreement.judges_vs_humans(inputs, n_resamples=b, seed=seed)
     repeat = agreement.repeatability(inputs, n_resamples=b, seed=seed).set_index("family")
@@ -129,11 +166,22 @@ def agree_report(args: argparse.Namespace) -> dict[str, Any]:
     tests = agreement.alt_tests(
         inputs, epsilon=args.epsilon, metric=args.metric, q=args.q, min_items=args.min_items
     )
-    human = {
-        r.measure: {"estimate": _num(r.estimate), "n_raters": r.n_raters, "n_images": r.n_images}
-        for r in people.itertuples()
+    facts = {
+        "column": inputs.column,
+        "scale": list(inputs.scale),
+        "mapping": inputs.mapping.name,
+        "n_images": int(inputs.repetitions["image_id"].nunique()),
+        "human_reliability": {
+            r.measure: {
+                "estimate": _num(r.estimate),
+                "n_raters": r.n_raters,
+                "n_images": r.n_images,
+            }
+            for r in people.itertuples()
+        },
+        "skipped": inputs.reason,
     }
-    judges: dict[str, Any] = {}
+    judges: dict[str, dict[str, Any]] = {}
     for name in [*inputs.families, agreement.PANEL]:
         entry: dict[str, Any] = {}
         if name in inputs.families:
@@ -147,77 +195,171 @@ def agree_report(args: argparse.Namespace) -> dict[str, Any]:
                 }
             entry["repeatability_alpha"] = _num(repeat.loc[name].get("alpha"))
             entry["repetitions"] = int(repeat.loc[name, "k"])
-        res = tests.get(name)
-        if isinstance(res, AltTestResult):
-            entry["alt_test"] = {
-                "winning_rate": res.winning_rate,
-                "advantage_probability": res.advantage_probability,
-                "passed": bool(res.passed),
-                "epsilon": res.epsilon,
-                "metric": res.metric,
-                "q": res.q,
-                "n_annotators": res.n_annotators,
-            }
-        else:
-            entry["alt_test"] = {
-                "not_tested": res or "no rater ids",
-                "epsilon": args.epsilon,
-                "metric": args.metric,
-                "q": args.q,
-            }
+        entry["alt_test"] = _alt_entry(tests.get(name), args)
         judges[name] = entry
-    return {
-        "dataset": inputs.dataset,
+    return facts, judges
+
+
+def _asked(data: Dataset, rubric: Rubric, wanted: list[str] | None) -> list[agreement.Question]:
+    """The questions to compare: those named, else every one the dataset and rubric share."""
+    if wanted:
+        return [agreement.question_of(data, rubric, key) for key in dict.fromkeys(wanted)]
+    found = agreement.questions(data, rubric)
+    if not found:
+        raise agreement.AgreementError(
+            f"{data.name} and the rubric {rubric.name or rubric.source} share no question: "
+            "no overall rating with a holistic question, and no attribute validating a "
+            "dimension of the rubric"
+        )
+    return found
+
+
+def agree_report(args: argparse.Namespace) -> dict[str, Any]:
+    """Everything ``agree`` prints, as one JSON-ready object: per question its map and
+    people, per judge its entry for each question (the holistic one also at the judge's
+    top level, as before dimensions were compared)."""
+    kind, root = parse_dataset_spec(args.dataset)
+    rubric = load_rubric(args.rubric) if args.rubric else load_rubric()
+    data = load_dataset(kind, str(root))
+    images = set(data.images["image_id"].astype(str))
+    asked = _asked(data, rubric, args.question)
+    if args.pool_dimensions and not any(q.key != agreement.HOLISTIC for q in asked):
+        raise agreement.AgreementError(
+            "--pool-dimensions pools dimensions, and no dimension is compared here"
+        )
+    if args.answers is not None:
+        calls, key = _answers_calls(args.answers, data, rubric)
+    else:
+        if not args.store.is_file():
+            raise ConfigError(f"{args.store}: no such store file")
+        calls = read_calls(args.store)
+        key = _store_key(calls, images, args.store_dataset, args.store)
+    named = bool(args.question)
+    questions: dict[str, Any] = {}
+    judges: dict[str, Any] = {}
+    not_compared: dict[str, str] = {}
+    compared: list[agreement.AgreementData] = []
+    for q in asked:
+        try:
+            inputs = agreement.agreement_data(data, calls, key, rubric=rubric, question=q.key)
+        except ValueError as exc:
+            if named or (q.key == agreement.HOLISTIC and len(asked) == 1):
+                raise
+            not_compared[q.key] = str(exc)  # said in the output, the rest still compared
+            continue
+        compared.append(inputs)
+        facts, entries = _question_report(inputs, args)
+        questions[q.key] = {"label": q.label, "attribute": q.attribute, **facts}
+        for name, entry in entries.items():
+            judge = judges.setdefault(name, {})
+            if q.key == agreement.HOLISTIC:
+                judge.update(entry)
+            judge.setdefault("questions", {})[q.key] = entry
+    if not compared:
+        raise agreement.AgreementError(
+            "no question could be compared: " + "; ".join(not_compared.values())
+        )
+    info: dict[str, Any] = {
+        "dataset": key,
         "kind": kind,
-        "n_images": int(inputs.repetitions["image_id"].nunique()),
-        "mapping": inputs.mapping.name,
-        "human_reliability": human,
-        "skipped": inputs.reason,
-        "judges": judges,
+        "rubric": rubric.name or rubric.source,
+        "questions": questions,
+        "not_compared": not_compared,
     }
+    holistic = questions.get(agreement.HOLISTIC)
+    if holistic is not None:  # the holistic question's facts at the top, as before
+        info.update(
+            n_images=holistic["n_images"],
+            mapping=holistic["mapping"],
+            human_reliability=holistic["human_reliability"],
+            skipped=holistic["skipped"],
+        )
+    pooled_over = [d for d in compared if d.question != agreement.HOLISTIC]
+    if args.pool_dimensions:
+        rated = [d for d in pooled_over if d.humans is not None]
+        tests = agreement.pooled_alt_tests(
+            pooled_over, epsilon=args.epsilon, metric=args.metric, q=args.q,
+            min_items=args.min_items,
+        )  # fmt: skip
+        info["pooled"] = {
+            "dimensions": [d.question for d in rated],
+            "mapping": agreement.pooled_mapping(rated, args.metric) if rated else None,
+            "skipped": "" if rated else "no compared dimension has rater ids",
+        }
+        for name in judges:
+            res = tests.get(name, "no compared dimension has rater ids" if not rated else None)
+            judges[name]["pooled"] = {"alt_test": _alt_entry(res, args)}
+    info["judges"] = judges
+    return info
 
 
 def _fmt(v: float | None, spec: str = ".3f") -> str:
     return "-" if v is None else format(v, spec)
 
 
+def _alt_words(alt: dict[str, Any]) -> str:
+    if "passed" not in alt:
+        return f"alt-test not run: {alt['not_tested']}"
+    return (
+        f"alt-test ({alt['metric']}, epsilon {alt['epsilon']:g}, q {alt['q']:g}): "
+        f"winning rate {alt['winning_rate']:.2f}, advantage probability "
+        f"{alt['advantage_probability']:.3f}, " + ("passed" if alt["passed"] else "not passed")
+    )
+
+
 def agree_lines(info: dict[str, Any]) -> list[str]:
-    """The report as text: one line per judge, the people's reliability beside it."""
-    human = info["human_reliability"]
+    """The report as text: per question its map and people, then one line per judge."""
     lines = [
-        f"{info['dataset']} ({info['kind']}): {info['n_images']} images; judge scores mapped "
-        f"{info['mapping']}",
-        "people: "
-        + (
-            ", ".join(
-                f"{k} {_fmt(v['estimate'])} ({v['n_raters']} raters, {v['n_images']} images)"
-                for k, v in human.items()
-            )
-            if human
-            else info["skipped"]
-        ),
+        f"{info['dataset']} ({info['kind']}), rubric {info['rubric']}: "
+        f"{len(info['questions'])} question(s) compared: {', '.join(info['questions'])}"
     ]
-    for name, e in info["judges"].items():
-        alt = e["alt_test"]
-        head = f"{name}:"
-        if "qwk" in e:
-            head += (
-                f" QWK {_fmt(e['qwk']['estimate'])}, alpha {_fmt(e['alpha_interval']['estimate'])}"
-                f", Spearman {_fmt(e['spearman']['estimate'])}, bias "
-                f"{_fmt(e['bias']['estimate'], '+.3f')} [{_fmt(e['bias']['ci_low'], '+.3f')}, "
-                f"{_fmt(e['bias']['ci_high'], '+.3f')}], repeatability alpha "
-                f"{_fmt(e['repeatability_alpha'])} (k={e['repetitions']});"
+    for key, reason in info["not_compared"].items():
+        lines.append(f"{key}: not compared: {reason}")
+    for key, q in info["questions"].items():
+        low, high = q["scale"]
+        human = q["human_reliability"]
+        lines.append(
+            f"{q['label']} ({q['column']}, {low}-{high}): {q['n_images']} images; judge "
+            f"scores mapped {q['mapping']}"
+        )
+        lines.append(
+            "  people: "
+            + (
+                ", ".join(
+                    f"{k} {_fmt(v['estimate'])} ({v['n_raters']} raters, {v['n_images']} images)"
+                    for k, v in human.items()
+                )
+                if human
+                else q["skipped"]
             )
-        if "passed" in alt:
-            head += (
-                f" alt-test ({alt['metric']}, epsilon {alt['epsilon']:g}, q {alt['q']:g}): "
-                f"winning rate {alt['winning_rate']:.2f}, advantage probability "
-                f"{alt['advantage_probability']:.3f}, "
-                + ("passed" if alt["passed"] else "not passed")
+        )
+        for name, judge in info["judges"].items():
+            e = judge["questions"].get(key)
+            if e is None:
+                continue
+            head = f"  {name}:"
+            if "qwk" in e:
+                head += (
+                    f" QWK {_fmt(e['qwk']['estimate'])}, alpha "
+                    f"{_fmt(e['alpha_interval']['estimate'])}, Spearman "
+                    f"{_fmt(e['spearman']['estimate'])}, bias "
+                    f"{_fmt(e['bias']['estimate'], '+.3f')} "
+                    f"[{_fmt(e['bias']['ci_low'], '+.3f')}, {_fmt(e['bias']['ci_high'], '+.3f')}], "
+                    f"repeatability alpha {_fmt(e['repeatability_alpha'])} "
+                    f"(k={e['repetitions']});"
+                )
+            lines.append(f"{head} {_alt_words(e['alt_test'])}")
+    pooled = info.get("pooled")
+    if pooled is not None:
+        if pooled["dimensions"]:
+            lines.append(
+                f"pooled over {', '.join(pooled['dimensions'])} (each image x dimension one "
+                f"instance; judge scores mapped {pooled['mapping']})"
             )
+            for name, judge in info["judges"].items():
+                lines.append(f"  {name}: {_alt_words(judge['pooled']['alt_test'])}")
         else:
-            head += f" alt-test not run: {alt['not_tested']}"
-        lines.append(head)
+            lines.append(f"pooled alt-test not run: {pooled['skipped']}")
     return lines
 
 
@@ -231,5 +373,5 @@ def agree_command(args: argparse.Namespace) -> int:
             raise ConfigError("--resamples and --min-items must be at least 1")
         return agree_report(args)
 
-    errors = (ConfigError, DatasetError, StoreError, ValueError, OSError)
+    errors = (ConfigError, DatasetError, StoreError, JudgepanelError, ValueError, OSError)
     return print_info(compute, agree_lines, args.json, errors)

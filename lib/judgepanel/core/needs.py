@@ -5,7 +5,7 @@ so a report of a study it was not written for (``judgepanel report --dataset --r
 runs the notebooks that apply and says, for each one it skips, what is missing in one
 line: the seed's fusion notebooks name the seed rubric's five dimensions and compare
 each with a holistic verdict against an overall human rating; a study with its own rubric
-and no overall rating gets 00 and 01.
+and no overall rating gets 00, 01 and the per-dimension agreement of 10.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import nbformat
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.datasets import Dataset, DatasetError, load_dataset
 from judgepanel.datasets.kinds import rated_kinds
-from judgepanel.datasets.mapping import rubric_mapping
+from judgepanel.datasets.mapping import rubric_mapping, validations
 
 SEED_DIMENSIONS: tuple[str, ...] = (
     "quality",
@@ -81,6 +81,22 @@ def _attributes(study: Study) -> str:
     return "" if mapping else "no human rating validates a dimension of the rubric"
 
 
+def _agreement_question(study: Study) -> str:
+    """A question judges and people both answered: the holistic one against an overall
+    rating, or a rubric dimension against the attribute that validates it."""
+    if study.dataset is None:
+        return _rated(study)
+    if not (_overall(study) or _holistic(study)):
+        return ""
+    dims = set(study.rubric.dimensions)
+    if any(v.dimension in dims for v in validations(study.dataset)):
+        return ""
+    return (
+        "no question of the rubric that people rated too (no overall rating with a holistic "
+        "question, and no attribute validating a rubric dimension)"
+    )
+
+
 def _per_rater(study: Study) -> str:
     ratings = None if study.dataset is None else study.dataset.ratings
     if ratings is None or ratings.empty or "rater_id" not in ratings.columns:
@@ -110,6 +126,7 @@ NEEDS: dict[str, Check] = {
     "overall_rating": _overall,
     "holistic_question": _holistic,
     "attribute_ratings": _attributes,
+    "agreement_question": _agreement_question,
     "per_rater_ratings": _per_rater,
     "seed_rubric": _seed_rubric,
     "sham_variant": _sham,

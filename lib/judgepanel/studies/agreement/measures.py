@@ -7,22 +7,30 @@
 * :func:`human_reliability`: the people's alpha over all raters, and the ICCs of the
   largest block of raters who rated the same images (the ANOVA needs complete cases);
 * :func:`alt_tests`: the alternative annotator test per family and for the panel mean;
-* :func:`panel_effective_size`: the effective number of judges of the families' errors.
+* :func:`panel_effective_size`: the effective number of judges of the families' errors;
+* :func:`pooled_alt_tests`: the alternative annotator test with each image x dimension one
+  instance, the judges' answers put on each attribute's range by that dimension's map;
+* :func:`dimension_table`: one row per judge and dimension (agreement, repeatability, the
+  people's own alpha beside them).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 from scipy import stats
 
 from judgepanel.stats.agreement import judge_agreement
 from judgepanel.stats.alt_test import AltTestResult, alt_test
 from judgepanel.stats.panel_size import PanelSize, panel_size
-from judgepanel.stats.ratings import ITEM, RATER, SCORE
+from judgepanel.stats.ratings import DIMENSION, ITEM, RATER, SCORE
 from judgepanel.stats.reliability import alpha_interval, icc_table
-from judgepanel.studies.agreement.data import PANEL, AgreementData
+from judgepanel.stats.scale_map import to_grid
+from judgepanel.studies.agreement.data import HOLISTIC, PANEL, AgreementData
 
 METRICS = ("qwk", "alpha_interval", "spearman", "bias")
 """What :func:`judges_vs_humans` keeps of ``judge_agreement``'s rows."""
@@ -54,7 +62,11 @@ def judges_vs_humans(
 
 
 def repeatability(data: AgreementData, *, n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
-    """Per family: alpha over its repetitions (with interval) and ICC(1,1) beside it."""
+    """Per family: alpha over its repetitions (with interval) and ICC(1,1) beside it.
+
+    A family with one repetition, or one answer to every image and repetition (a dimension
+    it never scores but one way), gets a note instead: there is no agreement to measure.
+    """
     rows = []
     for family in data.families:
         own = data.repetitions[data.repetitions["family"] == family]
@@ -63,6 +75,9 @@ def repeatability(data: AgreementData, *, n_resamples: int = 10_000, seed: int =
         row = {"family": family, "k": k}
         if k < 2:
             rows.append({**row, "note": "one repetition: nothing to repeat"})
+            continue
+        if tidy[SCORE].nunique() < 2:  # alpha and the ICC compare variances: none here
+            rows.append({**row, "note": "every repetition gives one answer: nothing varies"})
             continue
         alpha = alpha_interval(tidy, "interval", n_resamples=n_resamples, seed=seed)
         icc = icc_table(tidy).set_index("type").loc["ICC(1,1)"]
@@ -215,3 +230,111 @@ def panel_effective_size(
         n_resamples=n_resamples,
         seed=seed,
     )
+
+
+def pooled_mapping(inputs: Sequence[AgreementData], metric: str) -> str:
+    """The name of the per-dimension maps :func:`pooled_alt_tests` uses."""
+    maps = "; ".join(f"{d.question} {d.mapping.name}" for d in inputs)
+    rounding = "; each rounded half up to its attribute's integer grid"
+    return f"per dimension: {maps}" + (rounding if metric == "accuracy" else "")
+
+
+def pooled_alt_tests(
+    inputs: Sequence[AgreementData],
+    *,
+    epsilon: float,
+    metric: str = "neg_rmse",
+    q: float = 0.05,
+    min_items: int = 30,
+) -> dict[str, AltTestResult | str]:
+    """The alternative annotator test of each family and of the panel mean, every image x
+    dimension of ``inputs`` (dimensions with rater ids) one instance.
+
+    Judges and people answer each dimension on its own scale, so each dimension's judge
+    scores are mapped onto its attribute's range first (for ``accuracy`` also rounded to
+    its grid); the test then compares on the people's scales as they are, and each result
+    names the maps. An annotator's instances are the images they rated times the pooled
+    dimensions. Empty when no dimension has rater ids.
+    """
+    rated = [d for d in inputs if d.humans is not None and d.question != HOLISTIC]
+    if not rated:
+        return {}
+    humans = pd.concat(
+        [d.humans.assign(**{DIMENSION: d.question}) for d in rated if d.humans is not None],
+        ignore_index=True,
+    )
+    families = list(dict.fromkeys(f for d in rated for f in d.families))
+    scores: dict[str, list[pd.Series]] = {name: [] for name in [*families, PANEL]}
+    for d in rated:
+        means = d.judge_means()
+        per_judge = {f: means[means[RATER] == f].set_index(ITEM)[SCORE] for f in d.families}
+        per_judge[PANEL] = d.panel_mean()
+        for name, raw in per_judge.items():
+            mapped = d.mapping(raw.to_numpy())
+            if metric == "accuracy":
+                mapped = to_grid(mapped, d.scale).astype(np.float64)
+            index = pd.MultiIndex.from_arrays(
+                [raw.index.astype(str), [d.question] * len(raw)], names=[ITEM, DIMENSION]
+            )
+            scores[name].append(pd.Series(mapped, index=index, name=SCORE))
+    named = pooled_mapping(rated, metric)
+    out: dict[str, AltTestResult | str] = {}
+    for name, parts in scores.items():
+        if not parts:
+            continue
+        try:
+            result = alt_test(
+                humans,
+                pd.concat(parts),
+                epsilon=epsilon,
+                metric=metric,
+                q=q,
+                mapping=None,
+                min_items_per_annotator=min_items,
+                pool_dimensions=True,
+            )
+        except ValueError as exc:
+            out[name] = str(exc)
+            continue
+        out[name] = dataclasses.replace(result, mapping=named)
+    return out
+
+
+def dimension_table(
+    inputs: Mapping[str, AgreementData], *, n_resamples: int = 10_000, seed: int = 0
+) -> pd.DataFrame:
+    """One row per judge family and dimension: QWK, alpha, Spearman and bias against the
+    human mean of the dimension's attribute (after its map), the family's repeatability
+    over its repetitions, and the people's own alpha on that attribute beside them."""
+    rows = []
+    for key, data in inputs.items():
+        agree = judges_vs_humans(data, n_resamples=n_resamples, seed=seed)
+        repeat = repeatability(data, n_resamples=n_resamples, seed=seed).set_index("family")
+        people = human_reliability(data, n_resamples=n_resamples, seed=seed)
+        human_alpha = (
+            float(people.set_index("measure").loc["alpha_interval", "estimate"])
+            if not people.empty
+            else math.nan
+        )
+        n_images = int(data.repetitions[ITEM].nunique())
+        for family in data.families:
+            est = agree[agree["family"] == family].set_index("metric")
+            rows.append(
+                {
+                    "dimension": key,
+                    "attribute": data.column,
+                    "judge": family,
+                    "n_images": n_images,
+                    "qwk": float(est.loc["qwk", "estimate"]),
+                    "alpha": float(est.loc["alpha_interval", "estimate"]),
+                    "spearman": float(est.loc["spearman", "estimate"]),
+                    "bias": float(est.loc["bias", "estimate"]),
+                    "bias_ci_low": float(est.loc["bias", "ci_low"]),
+                    "bias_ci_high": float(est.loc["bias", "ci_high"]),
+                    "repeatability": float(repeat.loc[family].get("alpha", math.nan)),
+                    "k": int(repeat.loc[family, "k"]),
+                    "people_alpha": human_alpha,
+                    "mapping": data.mapping.name,
+                }
+            )
+    return pd.DataFrame(rows)

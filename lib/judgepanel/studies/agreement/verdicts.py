@@ -63,9 +63,20 @@ def decisive(result: AltTestResult) -> tuple[float, float, float, float]:
 
 
 def alt_claims(
-    results: dict[str, AltTestResult | str], *, dataset: str, family: Family
+    results: dict[str, AltTestResult | str],
+    *,
+    dataset: str,
+    family: Family,
+    question: str = "",
+    unit: str = "images",
 ) -> list[Claim]:
-    """One claim per tested judge, corrected over the judges in ``family``."""
+    """One claim per tested judge, corrected over the judges in ``family``.
+
+    ``question`` names what was compared when it is not the holistic question (a
+    dimension, or the pooled dimensions): it goes into each claim's id and scope, so the
+    claims of several questions on one page stay apart in the ledger; ``unit`` is what the
+    test's instances are (``image x dimension pairs`` when pooled).
+    """
     out = []
     for name, res in results.items():
         if isinstance(res, str):
@@ -73,12 +84,15 @@ def alt_claims(
         p, est, low, high = decisive(res)
         out.append(
             Claim(
-                id=f"alt-test-{slug(name)}",
+                id=f"alt-test-{slug(question)}-{slug(name)}"
+                if question
+                else f"alt-test-{slug(name)}",
                 a=name,
                 b=f"the annotators (ε = {res.epsilon:g})",
                 dataset=dataset,
+                scope=question,
                 metric=f"alt-test {res.metric}",
-                unit="images",
+                unit=unit,
                 estimate=est,
                 ci_low=low,
                 ci_high=high,
