@@ -308,7 +308,7 @@ class StudyInputs:
 
 def _run_inputs(run: Run, config: Config) -> tuple[Dataset, pd.DataFrame, str, Rubric]:
     ref = dataset_of_kind(run, rated_kinds(), None, use=USE)
-    data = scored_dataset(ref.kind, ref.root, config.design(ref.kind))
+    data = scored_dataset(ref.kind, ref.root, config.design(ref.kind), **ref.loader_keys)
     calls = read_calls(run.profile.store, ref.name)
     return data, calls, ref.name, load_rubric(run.rubric)
 
