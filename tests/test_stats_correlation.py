@@ -187,3 +187,15 @@ def test_residual_rank_variance():
     fit = sm.OLS(stats.rankdata(x), sm.add_constant(rc)).fit()
     assert residual_rank_variance(x, both) == pytest.approx(1 - fit.rsquared, abs=1e-12)
     assert residual_rank_variance(x, x) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_spearman_of_a_constant_side_is_nan_without_a_warning():
+    import warnings
+
+    from judgepanel.stats.correlation import spearman
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(spearman([1.0, 2.0, 3.0], [4.0, 4.0, 4.0]))
+        assert np.isnan(spearman([2.0, 2.0, 2.0], [1.0, 5.0, 3.0]))
+    assert spearman([1.0, 2.0, 3.0], [1.0, 3.0, 2.0]) == 0.5

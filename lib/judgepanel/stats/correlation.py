@@ -71,12 +71,15 @@ def check_metric(metric: str) -> str:
 
 
 def spearman(y: ArrayLike, x: ArrayLike) -> float:
-    """Spearman's rho between ``y`` and ``x``, ties given midranks (as scipy).
+    """Spearman's rho between ``y`` and ``x``, ties given midranks (as scipy); NaN when
+    either side is constant (rho is undefined there), as scipy returns, without its warning.
 
     Raises:
         ValueError: if either input holds NaN/inf, or their lengths differ.
     """
     yv, xv = as_pair(y, x)
+    if np.ptp(yv) == 0 or np.ptp(xv) == 0:
+        return float("nan")
     return float(stats.spearmanr(yv, xv).statistic)
 
 
