@@ -10,12 +10,11 @@ and no overall rating gets 00, 01 and the per-dimension agreement of 10.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import nbformat
 
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.datasets import Dataset, DatasetError, load_dataset
@@ -143,7 +142,9 @@ def declared_needs(name: str, folder: Path | None = None) -> tuple[str, ...]:
         ValueError: it declares a need this module does not know.
     """
     path = (folder or project_root() / NOTEBOOK_DIR) / f"{name}.ipynb"
-    meta = nbformat.read(path, as_version=4).metadata.get("judgepanel", {})
+    # The metadata alone, read as JSON: nbformat's reader validates the whole notebook and
+    # its import costs every command that loads this module about a second.
+    meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("judgepanel", {})
     needs = tuple(meta.get("needs", ()))
     unknown = [n for n in needs if n not in NEEDS]
     if unknown:
