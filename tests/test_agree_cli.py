@@ -102,3 +102,21 @@ def test_answers_from_elsewhere_agree_as_the_store_they_came_from(small_project,
         assert read["judges"][name]["alt_test"] == stored["judges"][name]["alt_test"]
     assert main([*from_file[:3], "--answers", str(tmp_path / "none.csv")]) == EXIT_BAD_INPUT
     assert "none.csv: answers file not found" in capsys.readouterr().err
+
+
+def test_labels_without_images_agree_as_with_them(small_project, tmp_path, capsys):
+    """agree reads labels only: a copy of PARA's label files without its images agrees
+    exactly as the release with every image on disk."""
+    import shutil
+
+    root = small_project.root / "synth" / "synth-para"
+    bare = tmp_path / "para-labels"
+    shutil.copytree(root, bare, ignore=shutil.ignore_patterns("*.jpg", "*.png"))
+    assert not list(bare.rglob("*.jpg")) and not list(bare.rglob("*.png"))
+    assert main(_args(small_project, "para", "--json")) == 0
+    with_images = json.loads(capsys.readouterr().out)
+    argv = _args(small_project, "para", "--json")
+    argv[argv.index("--dataset") + 1] = f"para:{bare}"
+    assert main(argv) == 0
+    without = json.loads(capsys.readouterr().out)
+    assert without == with_images

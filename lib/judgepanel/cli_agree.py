@@ -220,7 +220,9 @@ def agree_report(args: argparse.Namespace) -> dict[str, Any]:
     top level, as before dimensions were compared)."""
     kind, root = parse_dataset_spec(args.dataset)
     rubric = load_rubric(args.rubric) if args.rubric else load_rubric()
-    data = load_dataset(kind, str(root))
+    # Labels alone: the judges' answers are in the store or the answers file, so the
+    # images need not be on disk (a rater table of 10,000 images is compared without them).
+    data = load_dataset(kind, str(root), missing_images="keep")
     images = set(data.images["image_id"].astype(str))
     asked = _asked(data, rubric, args.question)
     if args.pool_dimensions and not any(q.key != agreement.HOLISTIC for q in asked):
