@@ -96,13 +96,16 @@ calibrate: setup
 
 # The tests: what they share is built once first (tests/prebuild.py; kept in .test-cache/
 # per state of the sources), then every test but the wall-clock ones on TEST_WORKERS
-# workers (pytest-xdist), then those alone, then a quick report in a fresh copy.
+# workers (pytest-xdist; the 20 slowest are listed), then those alone, then a quick report
+# in a fresh copy. (Building that report beside the tests instead saved no time: the tests
+# keep both cores busy, and the CPU time grew with the contention.)
 TEST_WORKERS ?= $(CORES)
 # The key of the sources is taken once, so every step of one run reads the same builds.
 test: setup
 	export JUDGEPANEL_TEST_BUILD_KEY=$$($(BIN)/python tests/shared_build.py) && \
 	$(BIN)/python tests/prebuild.py && \
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not serial" && \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not serial" \
+	  --durations=20 && \
 	$(BIN)/python -m pytest -q -m serial
 	$(MAKE) verify-quick
 

@@ -139,6 +139,43 @@ def test_a_legend_moves_beside_a_one_plot_figure(tmp_path: Path) -> None:
     assert (tmp_path / "figures" / "f.png").exists()
 
 
+def test_a_figure_is_drawn_once_and_shown_at_its_screen_size() -> None:
+    """The page shows the saved PNG (drawn at savefig.dpi), sized as the figure's own dpi
+    would draw it, instead of having the inline backend draw the figure again."""
+    with matplotlib.rc_context({"figure.dpi": 110, "savefig.dpi": 130}):
+        fig, ax = plt.subplots(figsize=(4.0, 3.0))
+        ax.plot(range(5))
+        png = nbtools.figure_png(fig)
+        shown = nbtools.shown_png(png, fig)
+        plt.close(fig)
+    width = int.from_bytes(png[16:20], "big")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and 0.8 * 4 * 130 < width <= 4 * 130
+    assert shown.data == png and shown.width == round(width * 110 / 130)
+
+
+def test_every_figure_of_the_report_is_shown_as_its_saved_file(small_report: Path) -> None:
+    """Each figure a page shows is the PNG in its figures folder, byte for byte, with a
+    display width (the drawing is made once, and the file is what the page shows)."""
+    import base64
+
+    shown = 0
+    for executed in sorted(small_report.glob("test-*/*.ipynb")):
+        nb = nbformat.read(executed, as_version=4)
+        images = [
+            (base64.b64decode(out["data"]["image/png"]), out.get("metadata", {}))
+            for cell in nb.cells
+            if cell.cell_type == "code"
+            for out in cell.get("outputs", [])
+            if "image/png" in out.get("data", {})
+        ]
+        files = {p.read_bytes() for p in (executed.parent / "figures").glob("*.png")}
+        for data, meta in images:
+            assert data in files, f"{executed.name}: a figure shown is not a saved file"
+            assert meta.get("image/png", {}).get("width", 0) > 0, executed.name
+        shown += len(images)
+    assert shown >= 20, shown
+
+
 def _runs_file(tmp: Path) -> Path:
     from test_report import runs_file
 

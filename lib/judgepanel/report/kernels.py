@@ -7,11 +7,19 @@ slows down many times over). Each kernel therefore starts with the pools' width 
 share of the cores, ``cores // jobs`` (at least one). A width the user set in the
 environment is kept. The tables do not depend on the width (the determinism tests run
 both).
+
+On POSIX the kernels talk to the report over Unix sockets in a folder of their own, not
+over TCP ports. A TCP port is chosen by the report and bound by the kernel a second or two
+later, once it has started; in between, another process (a second kernel, a simulated
+server) may take it, and the kernel then dies at start and its notebook fails. A socket
+file in a folder made for one kernel cannot be taken so.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -37,14 +45,33 @@ def thread_environment(threads: int, environ: dict[str, str] | None = None) -> d
 
 @cache
 def kernel_manager(threads: int) -> type[AsyncKernelManager]:
-    """A kernel manager class whose kernels start with pools ``threads`` wide (nbclient
-    takes a class, so the width is a class attribute; one class per width)."""
+    """A kernel manager class whose kernels start with pools ``threads`` wide, reached over
+    Unix sockets on POSIX (nbclient takes a class, so the width is a class attribute; one
+    class per width)."""
     from jupyter_client import AsyncKernelManager  # the Jupyter stack: loaded when a kernel starts
 
     class ThreadBudgetKernelManager(AsyncKernelManager):
+        def __init__(self, **kw: Any) -> None:
+            if os.name == "posix":
+                kw.setdefault("transport", "ipc")
+            super().__init__(**kw)
+            self._socket_dir: str | None = None
+
         async def start_kernel(self, **kw: Any) -> None:  # type: ignore[override]
             env = thread_environment(threads, kw.pop("env", None))
+            if self.transport == "ipc" and self._socket_dir is None:
+                # short and new: a socket path has at most about 100 characters
+                self._socket_dir = tempfile.mkdtemp(prefix="judgepanel-kernel-")
+                self.ip = os.path.join(self._socket_dir, "k")
             await super().start_kernel(env=env, **kw)
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart=restart)
+            if not restart and self._socket_dir is not None:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+                self._socket_dir = None
+
+        cleanup_resources = _async_cleanup_resources  # type: ignore[assignment]
 
     ThreadBudgetKernelManager.__name__ = f"ThreadBudgetKernelManager{threads}"
     return ThreadBudgetKernelManager

@@ -11,6 +11,7 @@ sentence linked to its row.
 
 from __future__ import annotations
 
+import io
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -226,6 +227,31 @@ def _display(obj: Any) -> None:
     display(obj)
 
 
+def figure_png(fig: plt.Figure) -> bytes:
+    """``fig`` drawn once as a PNG, at ``savefig.dpi`` and cropped to what it shows."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    return buf.getvalue()
+
+
+def shown_png(png: bytes, fig: plt.Figure) -> Any:
+    """The saved PNG to show inline, at the size the figure's own dpi gives it on screen.
+
+    The file and the page then hold the same drawing, made once: shown as a figure, it would
+    be drawn a second time by the inline backend (at ``figure.dpi``), which costs as much as
+    the first. The saved file is drawn at the higher ``savefig.dpi``, so it is shown scaled
+    down to the width the screen drawing had, and reads sharper.
+    """
+    saved = matplotlib.rcParams["savefig.dpi"]
+    dpi = fig.dpi if saved == "figure" else float(saved)
+    width = int.from_bytes(png[16:20], "big")  # the PNG header's width, in pixels
+    try:
+        from IPython.display import Image
+    except ImportError:  # pragma: no cover - outside IPython
+        return f"<figure, {width} px wide>"
+    return Image(data=png, format="png", width=max(1, round(width * fig.dpi / dpi)))
+
+
 def set_style() -> None:
     """One plotting style for the whole report (seaborn's, set once here)."""
     import seaborn as sns  # only notebooks draw; the library never needs it
@@ -294,8 +320,9 @@ class Notebook:
                 f"figure {name}: the legend ({legend}, ...) covers the data of {plot}",
                 stacklevel=2,
             )
-        fig.savefig(self.figures_dir / f"{name}.png", bbox_inches="tight")
-        _display(fig)
+        png = figure_png(fig)
+        (self.figures_dir / f"{name}.png").write_bytes(png)
+        _display(shown_png(png, fig))
         plt.close(fig)
         if caption:
             self.say(f"*Figure ({self.figures_dir.name}/{name}.png).* {caption}")
