@@ -34,7 +34,7 @@ from judgepanel.report import ledger
 from judgepanel.report.jsonfile import update_json
 from judgepanel.report.manifest import write_table
 from judgepanel.stats import wording
-from judgepanel.stats.claims import Claim, Family
+from judgepanel.stats.claims import Claim, Family, count_claim
 
 SIMULATED_BANNER = (
     "<div class='jp-sim-banner' "
@@ -362,6 +362,8 @@ class Notebook:
             page=f"{self.run}/{self.name}",
             anchor=anchor or claim.anchor,
         )
+        if claim.kind == "count" and claim.scope in self.families:
+            recorded = replace(recorded, scope=ledger.full_id(self.run, self.name, claim.scope))
         said = text if text is not None else recorded.words(**words)
         if recorded.verdict not in said:
             raise ValueError(
@@ -374,6 +376,56 @@ class Notebook:
         ledger.record(self.tables_dir.parent, self.name, claim=recorded)
         self.claims[claim.id] = (recorded, said)
         return ledger.claim_link(recorded, said)
+
+    def claims_table(
+        self,
+        df: pd.DataFrame,
+        claims: Sequence[Claim],
+        name: str,
+        caption: str | None = None,
+        *,
+        words: dict[str, dict[str, Any]] | None = None,
+        **common: Any,
+    ) -> list[Claim]:
+        """Show a table together with its ledger rows: one claim per row of ``df``, in its
+        order. Each claim is recorded (anchored to the table; ``words`` by claim id and
+        ``common`` go to its sentence), the table gains the ``verdict`` and ``claim`` (its
+        ledger id) columns, and the recorded claims come back for the page's sentences
+        (:meth:`quote` states one with its link).
+
+        Raises:
+            ValueError: the table and the claims do not have one row each.
+        """
+        if len(claims) != len(df):
+            raise ValueError(f"table {name}: {len(df)} rows but {len(claims)} claims")
+        words = words or {}
+        for c in claims:
+            self.claim(c, anchor=name, **{**common, **words.get(c.id, {})})
+        recorded = [self.claims[c.id][0] for c in claims]
+        shown = df.reset_index(drop=True).assign(
+            verdict=[c.verdict for c in recorded], claim=[c.id for c in recorded]
+        )
+        self.table(shown, name, caption)
+        return recorded
+
+    def count(
+        self,
+        claim_id: str,
+        family: str,
+        *,
+        what: str,
+        over: str,
+        verdict: str = wording.BEATS,
+        anchor: str = "",
+        **fields: Any,
+    ) -> str:
+        """Record "k of n with q < alpha" over the rows this page recorded in ``family`` as
+        a row of its own (it names the family) and return its linked clause."""
+        full = ledger.full_id(self.run, self.name, family)
+        members = [c for c, _ in self.claims.values() if c.family == full]
+        row = count_claim(claim_id, members, full, what=what, over=over, verdict=verdict,
+                          **fields)  # fmt: skip
+        return self.claim(replace(row, scope=family), anchor=anchor)
 
     def record_claims(
         self,
@@ -442,8 +494,8 @@ class Notebook:
             if claim not in self.claims:
                 raise KeyError(f"headline {key!r} quotes claim {claim!r}, not recorded here")
             recorded, words = self.claims[claim]
+            entry = {"claim": recorded.id, "verdict": recorded.verdict, "lead": text}
             text = text + words
-            entry = {"claim": recorded.id, "verdict": recorded.verdict}
         problems = wording.prose_problems(text)
         if problems:
             raise ValueError(f"headline {key!r} of {self.name}: " + "; ".join(problems))

@@ -34,14 +34,37 @@ import pandas as pd
 from judgepanel.stats import wording
 
 NOT_TESTED = "not tested"
+PASSES = "passes"
+DOES_NOT_PASS = "does not pass"
+LEADS = "leads"
+HIGHEST_ONLY = "highest by point estimate only"
 VERDICTS = (
     wording.BEATS,
     wording.FALLS_BELOW,
     wording.NO_DIFFERENCE,
+    wording.NO_GAIN,
+    wording.NO_LOSS,
     wording.EQUIVALENT,
     wording.NOT_ESTIMABLE,
     NOT_TESTED,
+    PASSES,
+    DOES_NOT_PASS,
+    LEADS,
+    HIGHEST_ONLY,
 )
+"""The fixed verdicts; a non-inferiority row's ("not worse by more than 0.02", "a loss of
+0.02 not ruled out") and a count's ("3 of 8 with q < 0.05") carry their number."""
+KINDS = ("difference", "non-inferiority", "alt-test", "count", "best-of")
+"""What test a row states, each worded by its kind (:attr:`Claim.verdict`):
+
+* ``difference``: a paired difference, two-sided (beats / falls below / no detectable
+  difference) or one-sided (beats / no detectable gain, falls below / no detectable loss);
+* ``non-inferiority``: a one-sided test of ``a − b > −margin``, the margin stated before the
+  result: not worse by more than the margin / a loss of the margin not ruled out;
+* ``alt-test``: the alternative annotator test: passes / does not pass;
+* ``count``: how many rows of a family have q below its alpha ("k of n with q < 0.05");
+* ``best-of``: the leader of several, by a selection-adjusted (max-statistic) test: leads
+  / highest by point estimate only."""
 ALTERNATIVES = ("two-sided", "greater", "less")
 SYMBOLS = {"spearman": "Δρ", "kendall_b": "Δτ_b"}
 """How a sentence names a difference of each rank metric."""
@@ -88,7 +111,10 @@ class Claim:
         alternative: the direction the test looked in.
         family: the declared family it was corrected in ("" for none: a family of one).
         alpha: the level the decision is read at.
-        margin: an equivalence margin stated before the comparison.
+        margin: an equivalence margin, or a non-inferiority margin, stated before the
+            comparison (in the estimate's units).
+        kind: the test the row states (:data:`KINDS`), which fixes its verdict words.
+        level: the interval's coverage (0.95 for a 95% interval).
         excluded: why the row is kept out of every family (equal by construction).
         symbol: how a sentence names the difference (``Δρ``).
         in_points: a difference of proportions, written in percentage points.
@@ -118,6 +144,8 @@ class Claim:
     family: str = ""
     alpha: float = 0.05
     margin: float | None = None
+    kind: str = "difference"
+    level: float = 0.95
     excluded: str = ""
     symbol: str = "Δ"
     in_points: bool = False
@@ -142,6 +170,14 @@ class Claim:
             raise ValueError(
                 f"claim {self.id!r} is excluded ({self.excluded}) but names family {self.family!r}"
             )
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id!r}: unknown kind {self.kind!r} (one of {KINDS})")
+        if self.kind == "non-inferiority" and not (self.margin and self.margin > 0):
+            raise ValueError(f"claim {self.id!r}: a non-inferiority row needs a margin > 0")
+        if self.kind in ("non-inferiority", "alt-test") and self.alternative != "greater":
+            raise ValueError(f"claim {self.id!r}: a {self.kind} row tests one side, 'greater'")
+        if not 0 < self.level < 1:
+            raise ValueError(f"claim {self.id!r}: interval level {self.level} is not in (0, 1)")
 
     @classmethod
     def of_row(cls, row: Any, **fields: Any) -> Claim:
@@ -178,16 +214,82 @@ class Claim:
         )
 
     @property
+    def passes(self) -> bool:
+        """Whether the decisive p is below alpha (a NaN p never passes)."""
+        p = self.decisive_p
+        return not math.isnan(p) and p < self.alpha
+
+    @property
     def verdict(self) -> str:
-        """The one verdict this comparison has on every page (see the module's rules)."""
+        """The one verdict this comparison has on every page, worded by its kind."""
         if self.excluded:
             return NOT_TESTED
-        return self.difference.verdict
+        if self.kind == "count":
+            return wording.count(int(self.estimate), int(self.extra["n"]), alpha=self.alpha)
+        if self.kind in ("difference",) or math.isnan(self.estimate):
+            return self.difference.verdict
+        if self.kind == "non-inferiority":
+            m = self._margin_text()
+            if self.passes and self.ci_low > -(self.margin or 0.0):
+                return f"not worse by more than {m}"
+            return f"a loss of {m} not ruled out"
+        if self.kind == "alt-test":
+            return PASSES if self.passes else DOES_NOT_PASS
+        # best-of
+        return LEADS if self.passes and self.ci_low > 0 else HIGHEST_ONLY
+
+    def _margin_text(self) -> str:
+        m = self.margin or 0.0
+        return f"{100 * m:g} points" if self.in_points else f"{m:g}"
+
+    def numbers(self, symbol: str | None = None, n_resamples: int | None = None) -> str:
+        """``Δρ = +0.05 [+0.01, +0.09], q = 0.027``: the estimate, its interval (its level
+        named when it is not 95%) and the decisive p."""
+        d = self.difference
+        which = "q" if d.q is not None else "p"
+        digits = 1 if self.in_points else 3
+        scale = 100 if self.in_points else 1
+        est = (
+            wording.points(self.estimate)
+            if self.in_points
+            else wording.number(self.estimate, signed=True)
+        )
+        ci = wording.interval(scale * self.ci_low, scale * self.ci_high, digits, signed=True)
+        level = "" if abs(self.level - 0.95) < 1e-9 else f" ({self.level:.1%} interval)"
+        test = ""
+        if not math.isnan(d.decisive_p):
+            test = ", " + wording.p_value(d.decisive_p, n_resamples=n_resamples, name=which)
+        return f"{symbol or self.symbol} = {est} {ci}{level}{test}"
+
+    def _kind_words(self, a: str, b: str, **kw: Any) -> str:
+        """The clause of a row that is not a plain difference (see :data:`KINDS`)."""
+        v = self.verdict
+        nums = self.numbers(kw.get("symbol"), kw.get("n_resamples"))
+        if self.kind == "count":
+            point = self.extra.get("point")
+            text = wording.count(
+                int(self.estimate), int(self.extra["n"]), alpha=self.alpha,
+                point=None if point is None else int(point),
+            )  # fmt: skip
+            return f"{a}: {text}, over the family {b}"
+        if self.kind == "non-inferiority":
+            m = self._margin_text()
+            return f"{a} against {b}, with a margin of {m} stated before the result: {v} ({nums})"
+        if self.kind == "alt-test":
+            rate = self.extra.get("winning_rate")
+            shown = "" if rate is None else f"winning rate {wording.number(float(rate), 2)}; "
+            rule = self.extra.get("rule", "")
+            return f"{a} {v} the alternative annotator test against {b} ({shown}{rule}{nums})"
+        if v == LEADS:
+            return f"{a} {v} {b} ({nums}, selection-adjusted)"
+        return f"{a} is {v}; no test separates it from {b} ({nums}, selection-adjusted)"
 
     def words(self, a: str | None = None, b: str | None = None, **kw: Any) -> str:
         """The clause that states the verdict with its numbers (``describe_difference``)."""
         if self.excluded:
             return f"{a or self.a} against {b or self.b} is not tested ({self.excluded})"
+        if self.kind != "difference" and not math.isnan(self.estimate):
+            return self._kind_words(a or self.a, b or self.b, **kw) + self.spread_words()
         family = kw.pop("family", None)
         said = wording.describe_difference(
             self.difference,
@@ -234,6 +336,39 @@ class Claim:
         row["verdict"] = self.verdict
         row.update(self.extra)
         return row
+
+
+def claim_of_row(row: Mapping[str, Any]) -> Claim:
+    """A ledger row (``claims.csv`` read back) as its :class:`Claim`, to word it again."""
+    names = {f for f in Claim.__dataclass_fields__ if f != "extra"}
+    fields: dict[str, Any] = {}
+    for k, v in row.items():
+        if k not in names:
+            continue
+        if isinstance(v, float) and math.isnan(v):
+            v = None
+        fields[k] = v
+    for k in ("scope", "family", "excluded", "note", "role", "page", "anchor", "symbol"):
+        fields[k] = "" if fields.get(k) is None else str(fields[k])
+    for k in ("estimate", "ci_low", "ci_high", "p", "q", "spread_mean", "spread_p05",
+              "spread_p95"):  # fmt: skip
+        fields[k] = math.nan if fields.get(k) is None else float(fields[k])
+    fields["spread_n"] = int(fields.get("spread_n") or 0)
+    fields["alpha"] = float(fields.get("alpha") or 0.05)
+    fields["level"] = float(fields.get("level") or 0.95)
+    fields["kind"] = str(fields.get("kind") or "difference")
+    fields["alternative"] = str(fields.get("alternative") or "two-sided")
+    fields["in_points"] = str(fields.get("in_points")).lower() == "true"
+    if fields.get("margin") is not None:
+        fields["margin"] = float(fields["margin"])
+    if fields.get("symbol") == "":
+        fields["symbol"] = SYMBOLS.get(str(fields.get("metric")), "Δ")
+    extra = {}
+    if fields["kind"] == "count":
+        verdict = str(row.get("verdict", ""))
+        m = re.match(r"(\d+) of (\d+)", verdict)
+        extra = {"n": int(m.group(2)) if m else 0}
+    return Claim(**fields, extra=extra)
 
 
 def slug(text: str) -> str:
@@ -309,10 +444,14 @@ def contradictions(frame: pd.DataFrame) -> list[str]:
     if frame.empty:
         return []
     sides = frame[["a", "b"]].astype(str).apply(lambda r: " | ".join(sorted(r)), axis=1)
-    keyed = frame.assign(_sides=sides)
+    kind = frame["kind"].fillna("difference") if "kind" in frame else "difference"
+    keyed = frame.assign(_sides=sides, _kind=kind)
+    # a one-sided test that found nothing and a two-sided one that found nothing agree
+    quiet = {wording.NO_GAIN: wording.NO_DIFFERENCE, wording.NO_LOSS: wording.NO_DIFFERENCE}
     found = []
-    for key, rows in keyed.groupby(["dataset", "scope", "metric", "unit", "_sides"], sort=True):
-        verdicts = sorted(set(rows["verdict"]) - {NOT_TESTED})
+    groups = ["dataset", "scope", "metric", "unit", "_sides", "_kind"]
+    for key, rows in keyed.groupby(groups, sort=True):
+        verdicts = sorted({quiet.get(v, v) for v in rows["verdict"]} - {NOT_TESTED})
         if len(verdicts) > 1:
             ids = ", ".join(rows["id"].astype(str))
             found.append(f"{' / '.join(map(str, key))}: {' vs '.join(verdicts)} ({ids})")
@@ -330,6 +469,73 @@ def tally(claims: Iterable[Claim], verdict: str) -> tuple[int, int, int]:
     k = sum(c.verdict == verdict for c in tested)
     point = sum(c.estimate * sign > 0 for c in tested)  # NaN compares False
     return k, len(tested), point
+
+
+def count_claim(
+    id: str,
+    members: Sequence[Claim],
+    family: str,
+    *,
+    what: str,
+    over: str,
+    verdict: str = wording.BEATS,
+    **fields: Any,
+) -> Claim:
+    """A row of its own for "k of n with q < alpha": how many of ``members`` (the rows of
+    ``family``, corrected) carry ``verdict``. ``what`` says what is counted, ``over`` the
+    rows counted in words; the page records it with its family named in ``scope``."""
+    inside = [c for c in members if c.family == family and not c.excluded]
+    if not inside:
+        raise ValueError(f"count {id!r}: no row of family {family!r} to count")
+    alphas = {c.alpha for c in inside}
+    if len(alphas) != 1:
+        raise ValueError(f"count {id!r}: the rows of {family!r} have alphas {sorted(alphas)}")
+    k, n, point = tally(inside, verdict)
+    first = inside[0]
+    fields.setdefault("dataset", first.dataset)
+    fields.setdefault("metric", first.metric)
+    fields.setdefault("unit", first.unit)
+    return Claim(
+        id=id, a=what, b=over, scope=family, estimate=float(k), ci_low=math.nan,
+        ci_high=math.nan, kind="count", alpha=alphas.pop(), extra={"n": n, "point": point},
+        **fields,
+    )  # fmt: skip
+
+
+def family_problems(frame: pd.DataFrame, families: Iterable[Mapping[str, Any]]) -> list[str]:
+    """What keeps each declared family from being the set its q was corrected over.
+
+    ``frame`` is a ledger (``claims.csv``), ``families`` the declared families (name,
+    method, alpha). A family must have rows; its q must be its own rows' p corrected by its
+    method (to the ledger's six significant digits); no row in it may lack a p; and no two
+    of its rows may be equal (a duplicate counts one result twice).
+    """
+    from statsmodels.stats.multitest import multipletests
+
+    found = []
+    for fam in families:
+        name = str(fam["name"])
+        rows = frame[frame["family"] == name]
+        if rows.empty:
+            found.append(f"family {name}: declared, but no row is in it")
+            continue
+        p = pd.to_numeric(rows["p"], errors="coerce")
+        if p.isna().any():
+            ids = ", ".join(rows.loc[p.isna(), "id"].astype(str))
+            found.append(f"family {name}: rows without a p: {ids}")
+            continue
+        q = multipletests(p.to_numpy(), alpha=float(fam["alpha"]), method=str(fam["method"]))[1]
+        have = pd.to_numeric(rows["q"], errors="coerce").to_numpy()
+        off = ~np.isclose(have, q, rtol=2e-5, atol=1e-12)
+        if off.any():
+            ids = ", ".join(rows["id"].astype(str)[off])
+            found.append(f"family {name}: q is not its rows' p corrected by {fam['method']}: {ids}")
+        same = rows[["estimate", "ci_low", "ci_high", "p"]].astype(float).round(9)
+        dup = same.duplicated(keep=False)
+        if dup.any():
+            ids = ", ".join(rows.loc[dup, "id"].astype(str))
+            found.append(f"family {name}: rows equal to each other: {ids}")
+    return found
 
 
 def with_verdicts(table: pd.DataFrame, claims: Sequence[Claim], ids: Sequence[str]) -> pd.DataFrame:

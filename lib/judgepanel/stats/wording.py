@@ -35,6 +35,10 @@ import pandas as pd
 BEATS = "beats"
 FALLS_BELOW = "falls below"
 NO_DIFFERENCE = "no detectable difference"
+NO_GAIN = "no detectable gain"
+"""Reserved for a one-sided test for a gain that found none (the ledger's next wording)."""
+NO_LOSS = "no detectable loss"
+"""Reserved for a one-sided test for a loss that found none."""
 EQUIVALENT = "equivalent"
 NOT_ESTIMABLE = "not estimable"
 
