@@ -35,7 +35,7 @@ def test_an_interval_alone_never_decides():
     assert claim(p=0.01, alternative="greater").verdict == wording.BEATS
     # the test looked for a gain; the interval below zero says nothing directional
     low = claim(estimate=-0.05, ci_low=-0.09, ci_high=-0.01, p=0.999, alternative="greater")
-    assert low.verdict == wording.NO_DIFFERENCE
+    assert low.verdict == wording.NO_GAIN
     assert claim(estimate=-0.05, ci_low=-0.09, ci_high=-0.01, p=0.01).verdict == (
         wording.FALLS_BELOW
     )

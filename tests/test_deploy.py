@@ -383,7 +383,7 @@ def test_the_rehearsal_fits_one_half_and_scores_the_other() -> None:
     assert text.startswith("Fitted on 30 images of eva and applied to the other 30")
     assert "matches" not in text and "no worse" not in text
     rho = d.loc[("spearman", "deployed − best single")]
-    expected = "no detectable difference" if rho["ci_low"] <= 0 <= rho["ci_high"] else "by"
+    expected = "no detectable gain" if rho["ci_low"] <= 0 <= rho["ci_high"] else "by"
     assert expected in text.split("τ_b")[0]
 
 

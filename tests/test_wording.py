@@ -158,17 +158,25 @@ def test_percent_intervals() -> None:
 def test_an_interval_alone_names_no_direction() -> None:
     # an interval on the side the one-sided test did not look at decides nothing
     loss = w.Difference(-0.194, -0.328, -0.033, p=0.99, q=1.0, alternative="greater")
-    assert loss.verdict == w.NO_DIFFERENCE
+    assert loss.verdict == w.NO_GAIN  # never "no detectable difference": a loss was not sought
     text = w.describe_difference(loss, "H+P_gb", "the best single model")
-    assert text.startswith("H+P_gb and the best single model show no detectable difference")
+    assert text.startswith("H+P_gb shows no detectable gain over the best single model")
     assert "the test looked for a gain only" in text and "falls below" not in text
+    assert "difference" not in text.split("(")[0]
+    drop = w.Difference(0.02, -0.01, 0.05, p=0.4, alternative="less")
+    assert drop.verdict == w.NO_LOSS
+    assert w.describe_difference(drop, "a", "b").startswith("a shows no detectable loss against b")
     # nor does an interval without any test
     untested = w.Difference(0.05, 0.01, 0.09)
     assert untested.verdict == w.NO_DIFFERENCE
     assert "an interval alone decides nothing" in w.describe_difference(untested, "a", "b")
     # in the tested direction the q still decides
     gain = w.Difference(0.03, 0.001, 0.06, p=0.02, q=0.2, alternative="greater")
-    assert gain.verdict == w.NO_DIFFERENCE
+    assert gain.verdict == w.NO_GAIN
+    # "after correction" only where the raw p passed and the correction stopped it
+    assert "after correction" in w.describe_difference(gain, "a", "b")
+    raw_fails = w.Difference(0.03, 0.001, 0.06, p=0.07, q=0.2, alternative="greater")
+    assert "after correction" not in w.describe_difference(raw_fails, "a", "b")
     with pytest.raises(ValueError, match="alternative"):
         w.Difference(0.0, 0.0, 0.0, alternative="bigger")
 

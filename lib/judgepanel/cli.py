@@ -59,6 +59,7 @@ from judgepanel.datasets.comparators import load_scores
 from judgepanel.datasets.visionq import load_questions
 from judgepanel.report.execute import ReportError, ReportRequest, run_report, selected
 from judgepanel.report.manifest import publish_reference, verify
+from judgepanel.report.verdict_check import check_report
 from judgepanel.studies.fusion import deploy
 from judgepanel.studies.fusion.deploy import plan as deploy_plan
 from judgepanel.studies.vab import imports as vab_imports
@@ -936,7 +937,9 @@ def visionq_command(args: argparse.Namespace) -> int:
 
 
 def verify_command(args: argparse.Namespace) -> int:
-    """``judgepanel verify``: every table as in the committed demo report; exit 1 if not."""
+    """``judgepanel verify``: every table as in the committed demo report, and every verdict
+    of its pages a ledger row (:func:`~judgepanel.report.verdict_check.check_report`); exit 1
+    if not."""
     try:
         if args.update:
             print(f"wrote the reference {publish_reference(args.outputs)}")
@@ -951,6 +954,17 @@ def verify_command(args: argparse.Namespace) -> int:
         print(f"{len(problems)} tables differ from the committed report", file=sys.stderr)
         return EXIT_ERROR
     print(f"every table of {args.outputs} matches the committed manifest")
+    unsaid = check_report(args.outputs)
+    for line in unsaid:
+        print(line)
+    if unsaid:
+        print(
+            f"{len(unsaid)} verdicts outside a ledger row, float noise or families whose q is "
+            "not their own rows' correction",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    print(f"every verdict of {args.outputs} is a ledger row, and every family's q is its own")
     return EXIT_OK
 
 

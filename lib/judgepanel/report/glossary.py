@@ -97,15 +97,21 @@ GLOSSARY: tuple[Term, ...] = (
          "sides compared (rubric fusion); over tasks (VAB); over papers (VisionQ)."),
     Term("q", "p value corrected over the comparisons of its table (Benjamini–Hochberg false "
          "discovery rate)."),
-    Term("no detectable difference", "the interval includes zero, or q is not below 0.05: the "
-         "data do not show a difference, which is not evidence that there is none."),
+    Term("no detectable difference", "a two-sided test whose q is not below 0.05: the data "
+         "do not show a difference, which is not evidence that there is none."),
+    Term("no detectable gain", "a test that looked for a gain only and found none; a loss "
+         "was not looked for, so none is ruled in or out."),
+    Term("no detectable loss", "a test that looked for a loss only and found none."),
+    Term("not worse by more than", "a non-inferiority test: the loss allowed (the margin) was "
+         "stated before the result, and the data rule out a larger loss."),
+    Term("highest by point estimate only", "the leader of several by its estimate, where no "
+         "test that allows for having picked the leader separates it from the others."),
     Term("alternative annotator test", "could a judge replace one of the people? Each person is "
          "left out in turn; the judge passes when, for at least half of them, it represents the "
          "others about as well as they do, allowing it ε (fixed before looking) for being "
          "cheap."),
     Term("advantage probability", "how often a judge represents the other people at least "
          "as well as a left-out person does, averaged over the people."),
-    Term("tied", "no test on the page separates the two; neither is called the best."),
     Term("points", "percentage points: the difference between two percentages."),
     Term("–", "in a table: no value, for example too few items to compute it."),
 )  # fmt: skip

@@ -25,6 +25,7 @@ from judgepanel.report.manifest import MANIFEST_NAME, read_manifest
 from judgepanel.report.page import static_text
 from judgepanel.report.provenance import read_provenance
 from judgepanel.stats import wording
+from judgepanel.stats.claims import LEADS, NOT_TESTED, PASSES, Claim, claim_of_row
 from judgepanel.studies.agreement.card import read_card
 
 OUTCOMES_FILE = "notebooks.json"
@@ -124,6 +125,8 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
     listed too, so re-running one analysis does not drop the others from the index.
     """
     fresh = {(r.run, r.notebook): r for r in results}
+    claims = ledger.collect(outputs, config)
+    verdicts = dict(zip(claims["id"].astype(str), claims["verdict"].astype(str), strict=True))
     runs: list[dict[str, Any]] = []
     for run in config.runs.values():
         earlier = remembered(outputs, run.name)
@@ -145,7 +148,7 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
                 "simulated": run.profile.simulated,
                 "provenance": read_provenance(run_dir),
                 "tables": _files(run_dir, "tables", "*.csv"),
-                "card": read_card(run_dir),
+                "card": _card_with_verdicts(read_card(run_dir), verdicts),
                 "card_href": f"{run.name}/{AGREEMENT_PAGE}.html",
                 "figures": _files(run_dir, "figures", "*.png"),
                 "explorers": [
@@ -173,10 +176,10 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
                 ],
             }
         )
-    claims = ledger.collect(outputs, config)
     write_ledger_page(outputs, config, claims, simulated=any(r["simulated"] for r in runs))
     page = _ENV.get_template("index.html.j2").render(
         studies=other_studies(outputs, config),
+        findings=findings(claims),
         key_claims=key_claims(claims),
         families=ledger.families(outputs, config),
         n_claims=len(claims),
@@ -214,33 +217,107 @@ def other_studies(outputs: Path, config: Config) -> list[dict[str, str]]:
 
 def _headline_html(h: dict[str, Any]) -> str:
     """A headline as the index shows it: its terms linked to the glossary and, when it
-    quotes a claim, a link to the claim's row of the ledger."""
-    text = link_terms(str(h["text"]))
-    if h.get("claim"):
-        cid = html.escape(str(h["claim"]))
-        text += (
-            f' <a class="jp-claim-ref" data-claim="{cid}" '
-            f'data-verdict="{html.escape(str(h.get("verdict", "")))}" '
-            f'href="{ledger.LEDGER_PAGE}#{cid}">(ledger)</a>'
+    quotes a ledger row, the row's words as that row's claim span (its lead-in stays text)."""
+    if not h.get("claim"):
+        return link_terms(str(h["text"]))
+    text, lead = str(h["text"]), str(h.get("lead", ""))
+    words = text[len(lead) :] if text.startswith(lead) else text
+    cid = html.escape(str(h["claim"]))
+    return (
+        f"{link_terms(lead) if words is not text else ''}"
+        f'<a class="jp-claim" data-claim="{cid}" '
+        f'data-verdict="{html.escape(str(h.get("verdict", "")))}" '
+        f'href="{ledger.LEDGER_PAGE}#{cid}">{html.escape(words)}</a>'
+    )
+
+
+def _card_with_verdicts(card: list[dict], verdicts: dict[str, str]) -> list[dict]:
+    """The judge card's rows, each alt-test cell worded by its ledger row where it has one
+    (the card file keeps the page's words; the index quotes the row)."""
+    return [{**c, "alt_test": verdicts.get(str(c.get("claim", "")), c["alt_test"])} for c in card]
+
+
+FOUND = (wording.BEATS, wording.FALLS_BELOW, PASSES)
+"""Verdicts that report a finding; a non-inferiority row's ("not worse by more than m") and
+a selection-adjusted leader's ("leads") count too."""
+N_FINDINGS = (3, 6)
+"""The fewest and most sentences the index opens with."""
+
+
+def _found(row: Any) -> bool:
+    v = str(row["verdict"])
+    return v in FOUND or v == LEADS or v.startswith("not worse by more than")
+
+
+def _tested(c: Claim) -> str:
+    """What the row's test looked for, in words, for the key claims table."""
+    if c.kind == "non-inferiority":
+        return f"non-inferiority, margin {c.margin_text}"
+    if c.kind == "alt-test":
+        return "alternative annotator test"
+    if c.kind == "best-of":
+        return "leader, selection-adjusted"
+    if c.kind == "count":
+        return "count over a family"
+    return {"greater": "a gain only", "less": "a loss only"}.get(c.alternative, "two-sided")
+
+
+def _sentence(row: Any) -> str:
+    """A ledger row stated as a sentence of the index, its words the row's claim span."""
+    c = claim_of_row(row)
+    said = c.words()
+    return f"{html.escape(str(row['dataset']))}: " + ledger.claim_link(c, said, from_page=False)
+
+
+def findings(claims: pd.DataFrame) -> list[str]:
+    """The index's opening sentences, each a ledger row in its own words: per page, the
+    row with the largest effect among those whose test found something (whatever its
+    sign: a baseline that beats the judges counts), ordered by their decisive p; where
+    fewer than three pages found anything, the pages' headline rows follow in report order."""
+    if claims.empty:
+        return []
+    rows = claims[claims["kind"].fillna("difference") != "count"]
+    rows = rows[rows["excluded"].fillna("").astype(str) == ""]
+    found = rows[rows.apply(_found, axis=1)] if not rows.empty else rows
+    picks: list[Any] = []
+    if not found.empty:
+        found = found.assign(
+            _size=pd.to_numeric(found["estimate"], errors="coerce").abs(),
+            _p=pd.to_numeric(found["q"], errors="coerce").fillna(
+                pd.to_numeric(found["p"], errors="coerce")
+            ),
         )
-    return text
+        best = found.sort_values(["_size"], ascending=False).groupby("page", sort=False).head(1)
+        ordered = best.sort_values(["_p", "_size"], ascending=[True, False])
+        picks = [r for _, r in ordered.iterrows()]
+    picks = picks[: N_FINDINGS[1]]
+    if len(picks) < N_FINDINGS[0]:
+        taken = {str(r["id"]) for r in picks}
+        heads = rows[(rows["role"] == "headline") & ~rows["id"].astype(str).isin(taken)]
+        heads = heads[~heads["verdict"].isin([NOT_TESTED, wording.NOT_ESTIMABLE])]
+        picks += [r for _, r in heads.head(N_FINDINGS[0] - len(picks)).iterrows()]
+    return [_sentence(r) for r in picks]
 
 
 def key_claims(claims: pd.DataFrame) -> list[dict[str, str]]:
-    """The ledger's headline rows as the index shows them: what, estimate, interval,
-    verdict, and links to the row and to the page."""
+    """The ledger's headline rows as the index shows them: what, estimate, interval, what
+    the test looked for, its decisive p (q where corrected), verdict, and links."""
     rows = []
-    for r in claims[claims["role"] == "headline"].itertuples():
-        est = float(r.estimate)
+    for _, r in claims[claims["role"] == "headline"].iterrows():
+        c = claim_of_row(r)
+        est = c.estimate
+        p = c.decisive_p
         rows.append(
             {
-                "id": str(r.id),
-                "what": f"{r.a} − {r.b} ({r.dataset}, {r.metric})",
-                "estimate": wording.estimate(est, float(r.ci_low), float(r.ci_high))
-                if not pd.isna(est)
-                else wording.NOT_ESTIMABLE,
-                "verdict": str(r.verdict),
-                "page": f"{r.page}.html",
+                "id": str(r["id"]),
+                "what": f"{r['a']} − {r['b']} ({r['dataset']}, {r['metric']})",
+                "estimate": wording.estimate(est, c.ci_low, c.ci_high)
+                if not pd.isna(est) and c.kind != "count"
+                else (f"{int(est)} rows" if c.kind == "count" else wording.NOT_ESTIMABLE),
+                "tested": _tested(c),
+                "q": "–" if pd.isna(p) else wording.p_value(p, name="q" if c.family else "p"),
+                "verdict": str(r["verdict"]),
+                "page": f"{r['page']}.html",
             }
         )
     return rows

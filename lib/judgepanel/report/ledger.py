@@ -21,7 +21,7 @@ import pandas as pd
 
 from judgepanel.core.config import Config
 from judgepanel.report.jsonfile import update_json, write_json
-from judgepanel.report.manifest import LEDGER_TABLE, write_table
+from judgepanel.report.manifest import FAMILIES_TABLE, LEDGER_TABLE, write_table
 from judgepanel.stats.claims import Claim, Family, contradictions
 
 CLAIMS_FILE = "claims.json"
@@ -29,11 +29,17 @@ CLAIMS_FILE = "claims.json"
 LEDGER_CSV = LEDGER_TABLE
 LEDGER_PAGE = "claims.html"
 COLUMNS = (
-    "id", "verdict", "a", "b", "dataset", "scope", "metric", "unit", "estimate", "ci_low",
-    "ci_high", "p", "q", "alternative", "family", "alpha", "margin", "excluded", "role",
-    "spread_n", "spread_mean", "spread_p05", "spread_p95", "note", "page", "anchor",
+    "id", "verdict", "kind", "a", "b", "dataset", "scope", "metric", "unit", "estimate",
+    "ci_low", "ci_high", "level", "p", "q", "alternative", "family", "alpha", "margin",
+    "excluded", "role", "spread_n", "spread_mean", "spread_p05", "spread_p95", "note", "page",
+    "anchor", "symbol", "in_points",
 )  # fmt: skip
-"""The ledger's columns, in the order ``claims.csv`` writes them."""
+"""The ledger's columns, in the order ``claims.csv`` writes them: ``kind`` says which test
+a row states (and so its verdict words), ``level`` its interval's coverage, ``margin`` a
+margin stated before the result; ``symbol`` and ``in_points`` let a row be worded again."""
+HIDDEN = ("id", "verdict", "page", "symbol", "in_points")
+"""Columns the ledger page shows elsewhere in a row (id, verdict, page) or not at all."""
+FAMILY_COLUMNS = ("name", "description", "alpha", "method", "page")
 
 
 def full_id(run: str, notebook: str, claim_id: str) -> str:
@@ -117,12 +123,14 @@ def collect(outputs: Path, config: Config) -> pd.DataFrame:
 
 
 def families(outputs: Path, config: Config) -> list[dict[str, Any]]:
-    """Every correction family the notebooks declared, as they declared it."""
+    """Every correction family a row of the ledger was corrected in, as it was declared
+    (a page records a family with its first row: a family without rows is not listed)."""
     return [f for e in _entries(outputs, config) for f in e["families"].values()]
 
 
 def write_ledger(outputs: Path, config: Config) -> pd.DataFrame:
-    """Write ``outputs/claims.csv`` and ``claims.json`` from the runs' ledgers.
+    """Write ``outputs/claims.csv``, ``claims.json`` and the families the rows were
+    corrected in, ``claim_families.csv``, from the runs' ledgers.
 
     Raises:
         ValueError: two rows compare the same things on the same data with different
@@ -133,6 +141,8 @@ def write_ledger(outputs: Path, config: Config) -> pd.DataFrame:
     if problems:
         raise ValueError("the claims ledger contradicts itself:\n" + "\n".join(problems))
     write_table(frame, Path(outputs) / LEDGER_CSV)
+    fams = pd.DataFrame(families(outputs, config), columns=list(FAMILY_COLUMNS))
+    write_table(fams[list(FAMILY_COLUMNS)], Path(outputs) / FAMILIES_TABLE)
     records = [{k: _clean(v) for k, v in r.items()} for r in frame.to_dict(orient="records")]
     write_json(Path(outputs) / CLAIMS_FILE, records, sort_keys=False)
     return frame
@@ -175,7 +185,7 @@ def ledger_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
                 "cells": [
                     _spread(r) if c == "spread_n" else _cell(r[c])
                     for c in COLUMNS
-                    if c not in ("id", "verdict", "page", *SPREAD[1:])
+                    if c not in (*HIDDEN, *SPREAD[1:])
                 ],
             }
         )
@@ -183,7 +193,5 @@ def ledger_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 LEDGER_HEADERS = [
-    "partition spread" if c == "spread_n" else c
-    for c in COLUMNS
-    if c not in ("id", "verdict", "page", *SPREAD[1:])
+    "partition spread" if c == "spread_n" else c for c in COLUMNS if c not in (*HIDDEN, *SPREAD[1:])
 ]

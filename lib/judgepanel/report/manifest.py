@@ -60,15 +60,19 @@ def write_table(df: pd.DataFrame, path: Path, index: bool = False) -> None:
 
 LEDGER_TABLE = "claims.csv"
 """The report's claims ledger (``judgepanel.report.ledger``), a table of the manifest too."""
+FAMILIES_TABLE = "claim_families.csv"
+"""The correction families the ledger's rows were corrected in (name, description, alpha,
+method, page), a table of the manifest too."""
 
 
 def table_paths(outputs: Path) -> list[Path]:
     """Every table of a report, as paths relative to ``outputs`` (``<run>/tables/x.csv``,
-    and the claims ledger ``claims.csv``)."""
+    the claims ledger ``claims.csv`` and its families ``claim_families.csv``)."""
     outputs = Path(outputs)
     found = sorted(p.relative_to(outputs) for p in outputs.glob("*/tables/*.csv"))
-    if (outputs / LEDGER_TABLE).exists():
-        found.append(Path(LEDGER_TABLE))
+    for top in (LEDGER_TABLE, FAMILIES_TABLE):
+        if (outputs / top).exists():
+            found.append(Path(top))
     return [p for p in found if p.parts[0] != "interactive"]
 
 

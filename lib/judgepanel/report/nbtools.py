@@ -276,6 +276,7 @@ class Notebook:
     families: dict[str, Family] = field(default_factory=dict)
     judges: tuple[str, ...] = ()
     """The run's judge families: a study's own judges get colours of their own too."""
+    _recorded_families: set[str] = field(default_factory=set, repr=False)
 
     @property
     def palette(self) -> dict[str, str]:
@@ -362,6 +363,13 @@ class Notebook:
             page=f"{self.run}/{self.name}",
             anchor=anchor or claim.anchor,
         )
+        if recorded.family and recorded.family not in self._recorded_families:
+            # a family goes to the ledger with its first row: the ledger lists the sets
+            # its q values were corrected over, and no family without rows
+            fam = self.families[claim.family]
+            ledger.record(self.tables_dir.parent, self.name,
+                          family=replace(fam, name=recorded.family))  # fmt: skip
+            self._recorded_families.add(recorded.family)
         if claim.kind == "count" and claim.scope in self.families:
             recorded = replace(recorded, scope=ledger.full_id(self.run, self.name, claim.scope))
         said = text if text is not None else recorded.words(**words)
@@ -467,14 +475,13 @@ class Notebook:
         return cite
 
     def declare(self, *families: Family) -> None:
-        """Declare the page's correction families, before any result is computed; they go
-        to the ledger (``claims.html`` lists them) under ``<run>.<NN>.<name>``."""
+        """Declare the page's correction families, before any result is computed. Each goes
+        to the ledger (``claims.html`` lists it) under ``<run>.<NN>.<name>`` with its first
+        row, so the ledger's families are the sets its q values were corrected over."""
         for fam in families:
             if fam.name in self.families:
                 raise ValueError(f"family {fam.name!r} is declared twice on {self.name}")
             self.families[fam.name] = fam
-            named = replace(fam, name=ledger.full_id(self.run, self.name, fam.name))
-            ledger.record(self.tables_dir.parent, self.name, family=named)
 
     def headline(
         self, key: str, value: float | int | str, text: str, *, claim: str | None = None

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgepanel.report.manifest import LEDGER_TABLE
+from judgepanel.report.manifest import FAMILIES_TABLE, LEDGER_TABLE
 from judgepanel.stats.claims import family_problems
 
 VERDICT_WORDS = re.compile(
@@ -44,8 +44,6 @@ tables (their verdict column stands beside each row's ledger id)."""
 _BLOCKS = {"p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "br", "tr", "td", "th", "ul",
            "ol", "section", "dd", "dt", "figcaption", "caption", "details", "summary"}  # fmt: skip
 _VOID = {"br", "img", "hr", "meta", "link", "input", "wbr", "source", "col", "area"}
-FAMILIES_FILE = "claim_families.csv"
-"""The declared families (name, description, alpha, method, page), where a report has it."""
 CLAIM = "\x00"
 """Stands in the read text for the words of a claim span: they carry their own row."""
 
@@ -179,7 +177,7 @@ def check_report(outputs: Path) -> list[str]:
         found += [str(s) for s in stray_verdicts(text, where)]
         found += [f"{s.page}: float noise {s.word!r} in: {s.sentence}" for s in float_noise(
             text, where)]  # fmt: skip
-    ledger, declared = outputs / LEDGER_TABLE, outputs / FAMILIES_FILE
+    ledger, declared = outputs / LEDGER_TABLE, outputs / FAMILIES_TABLE
     if ledger.exists() and declared.exists():
         frame = pd.read_csv(ledger, keep_default_na=False, na_values=[""])
         fams = pd.read_csv(declared, keep_default_na=False).to_dict(orient="records")

@@ -10,8 +10,9 @@ The rules (README, "Wording conventions"), in :attr:`Claim.verdict`:
 * a direction ("beats", "falls below") needs a test in that direction whose decisive p
   (the q of the row's correction family; a row alone in its family is corrected over
   itself) is below the family's alpha, *and* an interval on the same side of zero. An
-  interval alone never decides: a row without a p, or whose test looked the other way,
-  is "no detectable difference" whatever its interval.
+  interval alone never decides: a row without a p is "no detectable difference" whatever
+  its interval, and a one-sided row that finds nothing is "no detectable gain" (or
+  "no detectable loss"): it did not look at the other side.
 * "equivalent" needs a margin stated before the comparison, with the whole interval inside.
 * a row equal by construction to another (a ranker's pass^3 and its ap@1) is kept out of
   every family and says so; its verdict is "not tested".
@@ -229,7 +230,7 @@ class Claim:
         if self.kind in ("difference",) or math.isnan(self.estimate):
             return self.difference.verdict
         if self.kind == "non-inferiority":
-            m = self._margin_text()
+            m = self.margin_text
             if self.passes and self.ci_low > -(self.margin or 0.0):
                 return f"not worse by more than {m}"
             return f"a loss of {m} not ruled out"
@@ -238,7 +239,9 @@ class Claim:
         # best-of
         return LEADS if self.passes and self.ci_low > 0 else HIGHEST_ONLY
 
-    def _margin_text(self) -> str:
+    @property
+    def margin_text(self) -> str:
+        """The margin as a sentence gives it (``0.02``, or ``2 points``)."""
         m = self.margin or 0.0
         return f"{100 * m:g} points" if self.in_points else f"{m:g}"
 
@@ -273,7 +276,7 @@ class Claim:
             )  # fmt: skip
             return f"{a}: {text}, over the family {b}"
         if self.kind == "non-inferiority":
-            m = self._margin_text()
+            m = self.margin_text
             return f"{a} against {b}, with a margin of {m} stated before the result: {v} ({nums})"
         if self.kind == "alt-test":
             rate = self.extra.get("winning_rate")

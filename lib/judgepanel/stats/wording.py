@@ -36,9 +36,9 @@ BEATS = "beats"
 FALLS_BELOW = "falls below"
 NO_DIFFERENCE = "no detectable difference"
 NO_GAIN = "no detectable gain"
-"""Reserved for a one-sided test for a gain that found none (the ledger's next wording)."""
+"""A one-sided test for a gain that found none."""
 NO_LOSS = "no detectable loss"
-"""Reserved for a one-sided test for a loss that found none."""
+"""A one-sided test for a loss that found none."""
 EQUIVALENT = "equivalent"
 NOT_ESTIMABLE = "not estimable"
 
@@ -125,7 +125,9 @@ class Difference:
         margin: an equivalence margin stated before the comparison, or ``None``.
         alternative: the direction ``p`` tests: ``two-sided``, ``greater`` (a gain) or
             ``less``. A one-sided test cannot find the other direction, and the interval
-            alone does not: an interval on the untested side is "no detectable difference".
+            alone does not: a one-sided test that finds nothing says "no detectable gain"
+            (or "no detectable loss"), never "no detectable difference", which would claim
+            the other side was looked at too.
     """
 
     delta: float
@@ -170,7 +172,8 @@ class Difference:
 
     @property
     def verdict(self) -> str:
-        """``beats``, ``falls below``, ``equivalent`` or ``no detectable difference``."""
+        """``beats``, ``falls below``, ``equivalent``, or what was not found: ``no detectable
+        difference`` (two-sided), ``no detectable gain`` / ``loss`` (one-sided)."""
         if math.isnan(self.delta) or math.isnan(self.low) or math.isnan(self.high):
             return NOT_ESTIMABLE
         passes = not math.isnan(self.decisive_p) and self.decisive_p < self.alpha
@@ -180,7 +183,7 @@ class Difference:
             return FALLS_BELOW
         if self.margin is not None and -self.margin < self.low and self.high < self.margin:
             return EQUIVALENT
-        return NO_DIFFERENCE
+        return {"greater": NO_GAIN, "less": NO_LOSS}.get(self.alternative, NO_DIFFERENCE)
 
     @property
     def excludes_zero(self) -> bool:
@@ -243,27 +246,39 @@ def describe_difference(
             f"({symbol} = {fmt(d.delta)}; {allows}{test})"
         )
     side = "greater" if d.low > 0 else "less"
+    if verdict == NO_DIFFERENCE:
+        found = f"{a} and {b} show no detectable difference"
+    else:
+        found = (
+            f"{a} shows {verdict} over {b}"
+            if verdict == NO_GAIN
+            else f"{a} shows {verdict} against {b}"
+        )
     if d.excludes_zero and math.isnan(d.decisive_p):
         return (
-            f"{a} and {b} show no detectable difference ({symbol} = {fmt(d.delta)}; "
+            f"{found} ({symbol} = {fmt(d.delta)}; "
             f"{allows}, with no test: an interval alone decides nothing)"
         )
     if d.excludes_zero and not d.tested(side):
         looked = "a gain" if d.alternative == "greater" else "a loss"
         return (
-            f"{a} and {b} show no detectable difference ({symbol} = {fmt(d.delta)}; "
-            f"{allows}{test}; the test looked for {looked} only)"
+            f"{found} ({symbol} = {fmt(d.delta)}; {allows}{test}; the test looked for {looked} "
+            "only)"
         )
     if d.excludes_zero:
+        # "after correction" only where the correction is what stopped it
+        raw_passes = not math.isnan(d.p) and d.p < d.alpha
         after = (
-            (" after correction" + (f" over {family}" if family else "")) if d.q is not None else ""
+            (" after correction" + (f" over {family}" if family else ""))
+            if d.q is not None and raw_passes
+            else ""
         )
         return (
-            f"{a} and {b} show no detectable difference{after} ({symbol} = "
+            f"{found}{after} ({symbol} = "
             f"{fmt(d.delta)}; {allows}, but {which} = {d.decisive_p:.3f} is not below "
             f"{d.alpha:g})"
         )
-    return f"{a} and {b} show no detectable difference ({symbol} = {fmt(d.delta)}; {allows}{test})"
+    return f"{found} ({symbol} = {fmt(d.delta)}; {allows}{test})"
 
 
 def leader(
