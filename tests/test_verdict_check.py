@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from judgepanel.report import ledger
+from judgepanel.report.index import findings, key_claims
 from judgepanel.report.verdict_check import float_noise, stray_verdicts, verdict_sentences
 from judgepanel.stats.claims import (
     Claim,
@@ -99,3 +100,47 @@ def test_a_ledger_row_read_back_says_the_same():
     c = _claim(alternative="greater", family="")
     row = {k: (math.nan if v is None else v) for k, v in c.as_row().items()}
     assert claim_of_row(row).words() == c.words()
+
+
+def _ledger(rows: list[Claim]) -> pd.DataFrame:
+    frame = pd.DataFrame([c.as_row() for c in rows])
+    return frame.reindex(columns=list(ledger.COLUMNS))
+
+
+def test_the_index_opens_with_findings_from_rows_of_any_sign():
+
+    rows = [
+        _claim(id="r.02.gain", page="r/02", estimate=0.05, ci_low=0.01, ci_high=0.09, p=0.01),
+        # a baseline beating the judges is a finding too, and the larger effect of its page
+        _claim(id="r.02.loss", page="r/02", estimate=-0.2, ci_low=-0.3, ci_high=-0.1, p=0.02),
+        _claim(
+            id="r.05.none",
+            page="r/05",
+            estimate=0.3,
+            ci_low=-0.1,
+            ci_high=0.6,
+            p=0.4,
+            role="headline",
+        ),
+        _claim(
+            id="r.04.ni",
+            page="r/04",
+            kind="non-inferiority",
+            margin=0.02,
+            alternative="greater",
+            estimate=0.0,
+            ci_low=-0.01,
+            ci_high=0.01,
+            p=0.001,
+        ),
+    ]
+    said = findings(_ledger(rows))
+    ids = [s.split('data-claim="')[1].split('"')[0] for s in said]
+    # one row per page that found something, by p; then a headline row to reach three
+    assert ids == ["r.04.ni", "r.02.loss", "r.05.none"]
+    assert all('class="jp-claim"' in s for s in said)
+    assert "falls below" in said[1] and "not worse by more than 0.02" in said[0]
+    assert stray_verdicts("<ul>" + "".join(f"<li>{s}</li>" for s in said) + "</ul>") == []
+    (key,) = key_claims(_ledger(rows))
+    assert (key["tested"], key["q"], key["verdict"]) == ("two-sided", "p = 0.400",
+                                                         "no detectable difference")  # fmt: skip
