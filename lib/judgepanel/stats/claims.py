@@ -461,15 +461,21 @@ def contradictions(frame: pd.DataFrame) -> list[str]:
     return found
 
 
-def tally(claims: Iterable[Claim], verdict: str) -> tuple[int, int, int]:
+def tally(claims: Iterable[Claim], verdict: str) -> tuple[int, int, int | None]:
     """``(k, n, point)``: the tested claims with ``verdict``, the tested claims, and those
-    whose point estimate alone points the same way (for ``wording.count(k, n, point=...)``).
+    whose point estimate alone points the same way (for ``wording.count(k, n, point=...)``;
+    None for a verdict without a direction, such as an alternative annotator test's
+    "passes").
 
     Excluded claims count in none of the three: they test nothing.
     """
     tested = [c for c in claims if not c.excluded]
-    sign = {wording.BEATS: 1.0, wording.FALLS_BELOW: -1.0}[verdict]
+    if verdict not in (wording.BEATS, wording.FALLS_BELOW, PASSES, LEADS):
+        raise ValueError(f"cannot count rows by the verdict {verdict!r}")
+    sign = {wording.BEATS: 1.0, wording.FALLS_BELOW: -1.0}.get(verdict)
     k = sum(c.verdict == verdict for c in tested)
+    if sign is None:
+        return k, len(tested), None
     point = sum(c.estimate * sign > 0 for c in tested)  # NaN compares False
     return k, len(tested), point
 
