@@ -90,6 +90,24 @@ def test_a_claim_is_recorded_once_and_linked_with_its_verdict(tmp_path: Path) ->
     assert ledger.write_ledger(out, config).empty
 
 
+def test_families_are_listed_with_their_rows_and_headlines_mark_key_claims(tmp_path: Path) -> None:
+    nb = _page(tmp_path)
+    nb.declare(Family("used", "two rows"), Family("unused", "a branch not taken"))
+    nb.claim(_claim(id="one", family="used", q=0.02))
+    nb.claim(_claim(id="two", b="best single", family="used", q=0.02, estimate=0.06))
+    nb.claim(_claim(id="lone", b="sham", estimate=-0.01, ci_low=-0.05, p=0.6))
+    nb.headline("h", 1.0, "on eva: ", claim="lone")
+    config = load_config(_runs_file(tmp_path))
+    out = tmp_path / "out"
+    frame = ledger.write_ledger(out, config)
+    fams = pd.read_csv(out / "claim_families.csv")
+    assert list(fams["name"]) == ["r-a.02.used"]  # the unused family is not listed
+    assert Path("claim_families.csv") in table_paths(out)
+    roles = dict(zip(frame["id"], frame["role"].fillna(""), strict=True))
+    assert roles == {"r-a.02.one": "", "r-a.02.two": "", "r-a.02.lone": "headline"}
+    assert frame.set_index("id").loc["r-a.02.lone", "verdict"] == wording.NO_GAIN
+
+
 def test_two_rows_of_one_comparison_cannot_disagree(tmp_path: Path) -> None:
     nb = _page(tmp_path)
     nb.claim(_claim(id="one"))

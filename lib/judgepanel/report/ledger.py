@@ -106,6 +106,20 @@ def record(
     update_json(run_dir / CLAIMS_FILE, change, sort_keys=False)
 
 
+def mark_headline(run_dir: Path, notebook: str, claim_id: str) -> None:
+    """Mark a recorded row as one the index quotes (``role`` ``headline``): the index's key
+    claims are the rows its headlines quote."""
+
+    def change(data: dict[str, Any]) -> bool:
+        row = data[notebook]["claims"][claim_id]
+        if row.get("role") == "headline":
+            return False
+        row["role"] = "headline"
+        return True
+
+    update_json(run_dir / CLAIMS_FILE, change, sort_keys=False)
+
+
 def _entries(outputs: Path, config: Config) -> list[dict[str, Any]]:
     found = []
     for run in config.runs.values():

@@ -489,7 +489,8 @@ class Notebook:
         """Record a headline number for the report index (``headlines.json``).
 
         With ``claim`` (the id of a claim this page recorded), ``text`` is the lead-in and
-        the claim's own words follow it: the index quotes the ledger row, and links it.
+        the claim's own words follow it: the index quotes the ledger row, and links it, and
+        the row becomes one of the index's key claims (``role`` ``headline``).
 
         Raises:
             ValueError: the text uses a form the wording conventions forbid
@@ -501,6 +502,10 @@ class Notebook:
             if claim not in self.claims:
                 raise KeyError(f"headline {key!r} quotes claim {claim!r}, not recorded here")
             recorded, words = self.claims[claim]
+            if recorded.role != "headline":
+                ledger.mark_headline(self.tables_dir.parent, self.name, recorded.id)
+                recorded = replace(recorded, role="headline")
+                self.claims[claim] = (recorded, words)
             entry = {"claim": recorded.id, "verdict": recorded.verdict, "lead": text}
             text = text + words
         problems = wording.prose_problems(text)
