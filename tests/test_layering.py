@@ -1,15 +1,17 @@
 """The package's layering, checked on the source: no cycles, imports point one way.
 
-Rules (see DESIGN.md): ``stats`` and ``datasets`` stand alone; ``core`` may use them;
-the studies use ``core``, ``stats`` and ``datasets``; ``report`` and ``cli`` sit on top and
-nothing imports ``cli``. A study (``judgepanel.studies.<X>``) may import
-``judgepanel.studies.common`` but never another study, and ``common`` imports no study.
-Analysis modules read tidy frames and never touch the client or the store (a study's
-``plan`` and ``run`` modules, and the shared ``*_plan`` modules, do that for them).
-Every layer may import ``judgepanel.errors``, the error base, which imports nothing.
-``judgepanel`` never imports the synthetic world, except the command line forwarding to
-its two commands. An import inside a function is allowed only for the optional heavy parts
-listed here.
+Rules (DESIGN.md, "The layers, and what each may import"): ``stats`` and ``datasets``
+stand alone; ``core`` may use them; the studies use ``core``, ``stats`` and ``datasets``;
+``report`` uses ``core``, ``stats`` and the studies, and reads no dataset itself; the
+command line sits on top and nothing imports ``cli``. A study (``judgepanel.studies.<X>``)
+may import ``judgepanel.studies.common`` but never another study, and ``common`` imports no
+study; the ``judgepanel.studies`` package itself imports every study's planner to register
+it. Analysis modules read tidy frames and never touch the client, the store or the scoring
+(a study's ``plan`` and ``run`` modules, and the shared ``*_plan`` modules, do that for
+them); no study's ``run`` module imports the client. Every layer may import
+``judgepanel.errors``, the error base, which imports nothing. ``judgepanel`` never imports
+the synthetic world, except the command line forwarding to its two commands. An import
+inside a function is allowed only for the optional heavy parts listed here.
 """
 
 from __future__ import annotations
