@@ -137,5 +137,6 @@ def test_06_analyses_run_on_two_official_files(tmp_path):
     }
     bias = visionq.position_bias(preds, rotation=0)
     assert len(bias) == 2
-    mcn = visionq.mcnemar_pairs(preds, rotation=0)
-    assert len(mcn) == 1 and int(mcn.iloc[0]["b_only"]) == 5
+    pairs = visionq.judge_pairs(preds, rotation=0, n_resamples=200, seed=0)
+    assert len(pairs) == 1 and pairs.iloc[0]["a"] == "or_sim-basalt-v1_p1"
+    assert pairs.iloc[0]["delta"] == pytest.approx(5 / 8)

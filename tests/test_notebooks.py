@@ -126,16 +126,36 @@ def _check_05(tables: Path, markdown: str) -> None:
     pass3 = versus["stat"] == "pass3"
     assert (out == pass3).all()
     assert (versus.loc[out, "verdict"] == "not tested").all() and (versus.loc[out, "q"] == "").all()
+    # each tested row's q is BH over its own family: a family against itself, or the panels
     tested = versus.loc[~out]
-    q = bh(tested["p"].astype(float).to_numpy())
-    assert np.allclose(tested["q"].astype(float), q, atol=1e-5)
-    for name in ("leader", "rank_leader", "score_then_rank", "vote", "position", "above_chance"):
+    assert set(tested["family"]) == {"own-protocol", "score-then-rank"}
+    own = tested["a"] == "rank:" + tested["b"]
+    assert (tested.loc[own, "family"] == "own-protocol").all()
+    for _, rows in tested.groupby("family"):
+        q = bh(rows["p"].astype(float).to_numpy())
+        assert np.allclose(rows["q"].astype(float), q, atol=1e-5)
+    for name in ("leader", "rank_leader", "primary", "score_then_rank", "vote", "position",
+                 "above_chance"):  # fmt: skip
         table = pd.read_csv(tables / f"table_vab_{name}.csv")
         assert {"verdict", "claim"} <= set(table.columns), name
         assert table["claim"].str.startswith("test-vab.05.").all(), name
-    assert "Primary comparison, TB-1 ap@1" in markdown
+    # the leaders are best-of rows, tested against all the others at once
+    for name in ("leader", "rank_leader"):
+        lead = pd.read_csv(tables / f"table_vab_{name}.csv", keep_default_na=False)
+        assert len(lead) == 1
+        assert lead.loc[0, "verdict"] in ("leads", "highest by point estimate only")
+    # the middle slot is fixed by the first and the last: out of the family
+    pos = pd.read_csv(tables / "table_vab_position.csv", keep_default_na=False)
+    assert (pos.loc[pos["slot"] == "middle", "verdict"] == "not tested").all()
+    ledger = json.loads((tables.parent / "claims.json").read_text(encoding="utf-8"))["05_vab"]
+    primary = ledger["claims"]["test-vab.05.primary"]
+    assert primary["family"] == "" and primary["role"] == "headline"
+    assert "ratio" not in pd.read_csv(tables / "table_vab_degradation.csv").columns
+    assert "Primary comparison, declared before any result: TB-1 ap@1" in markdown
     assert "is ahead" not in markdown and "lie wholly above chance" not in markdown
-    assert "with q < 0.05" in markdown and "excludes zero" not in markdown
+    # every count of verdicts is a ledger row of its own, linked
+    assert 'data-claim="test-vab.05.count:above-chance"' in markdown
+    assert "with q &lt; 0.05" in markdown and "excludes zero" not in markdown
 
 
 def _check_06(tables: Path, markdown: str) -> None:
@@ -160,9 +180,19 @@ def _check_06(tables: Path, markdown: str) -> None:
     ledger = json.loads((tables.parent / "claims.json").read_text(encoding="utf-8"))["06_visionq"]
     assert set(last["claim"]) | set(bias["claim"]) <= set(ledger["claims"])
     assert set(ledger["families"]) == {
-        "test-visionq.06.last-panel",
-        "test-visionq.06.last-share",
+        f"test-visionq.06.{name}"
+        for name in ("above-chance", "judge-pairs", "last-panel", "last-share", "letter-fit")
     }
+    # judges against each other on resampled papers, the higher first; no McNemar
+    pairs = pd.read_csv(tables / "table_visionq_judge_pairs.csv")
+    assert (pairs["delta"] >= 0).all() and np.allclose(pairs["q"], bh(pairs["p"].to_numpy()))
+    assert not (tables / "table_visionq_mcnemar.csv").exists()
+    lead = pd.read_csv(tables / "table_visionq_leader.csv")
+    assert len(lead) == 1 and lead.loc[0, "claim"] == "test-visionq.06.leader"
+    fit = pd.read_csv(tables / "table_visionq_letter_fit.csv")
+    assert list(fit["claim"]) == [f"test-visionq.06.letter-fit:{j}" for j in fit["judge"]]
+    assert 'data-claim="test-visionq.06.count:judge-pairs"' in markdown
+    assert "with q &lt; 0.05" in markdown and "McNemar" not in markdown
     assert "Within each number of panels" in markdown and "decides nothing" in markdown
     assert "interval lies wholly above zero" not in markdown
 

@@ -172,12 +172,12 @@ def test_a_judge_interval_does_not_move_when_another_judge_joins():
     )
 
 
-def test_size_degradation_ratio_and_delta():
+def test_size_degradation_is_a_difference_never_a_ratio():
     s = task_scores(_preds(), GOLD)
     d = size_degradation(s, n_resamples=200).set_index(["metric", "stat"])
     row = d.loc[("top1", "ap1")]
     assert row.small == pytest.approx(2 / 3) and row.large == pytest.approx(1 / 3)
-    assert row.ratio == pytest.approx(2.0) and row.delta == pytest.approx(-1 / 3)
+    assert row.delta == pytest.approx(-1 / 3) and "ratio" not in d.columns
 
 
 def _positional_preds(n_tasks=40, k=3, rng_seed=0):

@@ -26,10 +26,10 @@ from judgepanel.studies.vab import (
     rank_vs_direct,
     ranker_name,
     score_then_rank,
-    separate_leader,
     task_scores,
 )
 from judgepanel.studies.vab.rankers import BUILT_IN
+from judgepanel.studies.vab.verdicts import leader_test
 
 TASKS = pd.DataFrame(
     {
@@ -307,7 +307,7 @@ def test_each_study_refuses_a_run_whose_dataset_is_of_another_kind(tmp_path):
         load_run(para, config, families=["f"], n_orders=3, seed=0)
 
 
-def test_the_leader_is_separated_only_from_judges_its_interval_clears():
+def test_the_leader_is_separated_only_from_judges_its_margin_clears():
     n = 200
     strong = np.arange(n) % 10 < 8
     close = strong.copy()
@@ -320,7 +320,7 @@ def test_the_leader_is_separated_only_from_judges_its_interval_clears():
         for i in range(n)
     ]
     scores = pd.DataFrame(rows)
-    lead = separate_leader(scores, ["close", "weak", "strong"], n_resamples=500, seed=1)
+    lead = leader_test(scores, ["close", "weak", "strong"], n_resamples=500, seed=1)
     assert lead.order == ["strong", "close", "weak"]
-    assert lead.separated == [False, True]  # tied with "close", clear of "weak"
-    assert set(lead.table["b"]) == {"close", "weak"} and (lead.table["a"] == "strong").all()
+    assert lead.not_separated() == ["close"] and lead.separated() == ["weak"]
+    assert lead.margin == pytest.approx(0.01) and lead.p >= 0.05

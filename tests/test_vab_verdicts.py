@@ -10,32 +10,34 @@ import pytest
 from vab_rows import vab_row
 
 from judgepanel.stats import bh
-from judgepanel.stats.claims import NOT_TESTED, Claim, check_families, declare
+from judgepanel.stats.claims import HIGHEST_ONLY, LEADS, NOT_TESTED, Claim, check_families, declare
 from judgepanel.stats.means import mean_difference
 from judgepanel.stats.wording import BEATS, FALLS_BELOW, NO_DIFFERENCE, count
 from judgepanel.studies.vab import (
     FUSED,
     LIKE_FOR_LIKE,
+    OWN_PROTOCOL,
     PANEL,
-    RANK_LEADER,
     as_headline,
     chance_claims,
     chance_table,
     compare_judges,
     correction_families,
+    leader_claim,
+    leader_test,
+    like_for_like_claims,
     pair_claims,
     position_claims,
     position_table,
+    primary_claim,
+    primary_table,
     rank_vs_direct,
-    separate_leader,
-    separated,
     tally,
     vote_claims,
     vote_table,
 )
-from judgepanel.studies.vab.position import MIRROR
+from judgepanel.studies.vab.position import MIRROR, SUMS_TO_ONE
 from judgepanel.studies.vab.rankers import BOTH_RANKERS, BUILT_IN
-from judgepanel.studies.vab.verdicts import quoted_rival, versus
 from judgepanel.studies.vab.vote import PAIRS_ONLY
 
 
@@ -142,27 +144,51 @@ def test_an_interval_end_of_rounding_noise_is_zero():
     assert row.ci_low == 0.0
 
 
-def test_the_leader_is_separated_by_its_claims_wherever_the_pair_is_tested():
+def test_the_leader_is_a_best_of_row_tested_against_all_the_others_at_once():
     scores = _world()
     rankers = ["rank:f", "rank:g", PANEL, FUSED]
-    lead = separate_leader(scores, rankers, n_resamples=400, seed=1, tested_elsewhere=PAIRS)
-    assert lead.order[0] == PANEL
-    table = lead.table.set_index("b")
-    assert table.loc[FUSED, "excluded"] != ""  # fused − panel is a like-for-like row
-    rest = table["excluded"] == ""
-    np.testing.assert_allclose(table.loc[rest, "q"], bh(table.loc[rest, "p"].to_numpy()))
-    own = pair_claims(lead.table, family=RANK_LEADER, dataset="vab", prefix="rank-leader")
-    # the pair tested elsewhere reads as that row says: fused falls below panel, or not
-    elsewhere = Claim("x", FUSED, PANEL, "vab", "TB-1 ap@1", "tasks", -0.2, -0.3, -0.1, p=0.001)
-    assert elsewhere.verdict == FALLS_BELOW
-    sep = separated(lead.order, [*own, elsewhere])
-    assert sep[lead.order[1:].index(FUSED)] is True
-    tied = Claim("x", FUSED, PANEL, "vab", "TB-1 ap@1", "tasks", -0.2, -0.3, 0.1, p=0.3)
-    assert separated(lead.order, [*own, tied])[lead.order[1:].index(FUSED)] is False
-    assert separated([PANEL, "nobody"], own) == [False]  # no claim, no separation
-    assert versus(own, "rank:g", PANEL).b == "rank:g"
-    assert quoted_rival(["a", "b", "c"], [True, False]) == "c"
-    assert quoted_rival(["a", "b", "c"], [True, True]) == "b"
+    lead = leader_test(scores, rankers, n_resamples=400, seed=1)
+    assert lead.leader == PANEL and sorted(lead.order) == sorted(rankers)
+    tb = scores.loc[scores["metric"] == "tb1"].groupby("judge")["ap1"].mean()
+    assert lead.margin == pytest.approx(tb[PANEL] - tb[lead.runner_up])
+    claim = leader_claim(lead, id="leader:ranker", dataset="vab", noun="ranker")
+    assert claim.kind == "best-of" and claim.family == "" and claim.metric == "TB-1 ap@1"
+    assert claim.verdict == (LEADS if lead.p < 0.05 and lead.ci_low > 0 else HIGHEST_ONLY)
+    # a leader whose margin clears no bar: highest by point estimate only, its rival named
+    close = _scores({"x": np.tile([True, False, True], (30, 1)),
+                     "y": np.tile([True, False, False], (30, 1))})  # fmt: skip
+    tie = leader_test(close, ["x", "y"], n_resamples=200, seed=0)
+    assert tie.leader == "x" and tie.margin == pytest.approx(1 / 3)
+
+
+def test_the_primary_comparison_is_declared_and_averages_one_model_under_two_protocols():
+    scores = _world()
+    tab = primary_table(scores, ["f", "g"], n_resamples=300, seed=0)
+    tb = scores.loc[scores["metric"] == "tb1"].groupby("judge")["ap1"].mean()
+    expected = ((tb["rank:f"] - tb["f"]) + (tb["rank:g"] - tb["g"])) / 2
+    assert tab.loc[0, "delta"] == pytest.approx(expected)
+    assert tab.loc[0, "families"] == "f, g" and tab.loc[0, "n_tasks"] == 60
+    claim = primary_claim(tab, dataset="vab")
+    assert claim.family == "" and claim.role == "headline" and claim.id == "primary"
+    assert claim.alternative == "two-sided" and claim.p == tab.loc[0, "p"]
+    with pytest.raises(ValueError, match="no TB-1 scores"):
+        primary_table(scores, ["f", "nobody"], n_resamples=10)
+
+
+def test_a_family_against_itself_is_its_own_family():
+    table = rank_vs_direct(_world(), PAIRS, n_resamples=300, seed=0)
+    claims = like_for_like_claims(table, dataset="vab")
+    assert [c.id for c in claims] == [
+        c.id for c in pair_claims(table, family=LIKE_FOR_LIKE, dataset="vab",
+                                  prefix="like-for-like")
+    ]  # fmt: skip
+    for c, r in zip(claims, table.itertuples(), strict=True):
+        own = r.a == f"rank:{r.b}"
+        assert c.family == ("" if r.excluded else OWN_PROTOCOL if own else LIKE_FOR_LIKE)
+    for family in (OWN_PROTOCOL, LIKE_FOR_LIKE):
+        inside = [c for c in claims if c.family == family]
+        np.testing.assert_allclose([c.q for c in inside], bh(np.array([c.p for c in inside])))
+    check_families(claims, declare(*correction_families()))
 
 
 def _pair_preds(n=30, seed=0):
@@ -201,13 +227,18 @@ def test_rows_of_pairs_alone_that_repeat_another_leave_their_family():
     assert sum(c.verdict == NOT_TESTED for c in vc) == tb.sum()
 
 
-def test_mixed_sizes_keep_every_position_and_vote_row_in_the_family():
+def test_mixed_sizes_keep_first_and_last_slot_and_vote_rows_in_the_family():
     pred, gold = _pair_preds()
     three = pred.assign(task_id=pred["task_id"] + "x", order=pred["order"] + ",C")
     gold3 = gold.assign(task_id=gold["task_id"] + "x", k=3)
     both, gold_both = pd.concat([pred, three]), pd.concat([gold, gold3])
     pos = position_table(both, gold_both, n_resamples=200)
-    assert (pos["excluded"] == "").all() and pos["q"].notna().all()
+    middle = pos["slot"] == "middle"
+    assert (pos.loc[middle, "excluded"] == SUMS_TO_ONE).all() and pos.loc[middle, "q"].isna().all()
+    assert (pos.loc[~middle, "excluded"] == "").all() and pos.loc[~middle, "q"].notna().all()
+    # the three excesses of a group sum to zero: the middle row is fixed by the other two
+    sums = pos.groupby(["judge", "kind", "field"])["delta"].sum()
+    np.testing.assert_allclose(sums, 0.0, atol=1e-9)
     votes = vote_table(both, gold_both, n_resamples=200)
     assert (votes["excluded"] == "").all()
 
@@ -235,8 +266,8 @@ def test_ap1_against_chance_is_tested_and_counted_by_q():
 
 def test_the_declared_families_cover_every_claim_and_ids_are_ledger_safe():
     fams = declare(*correction_families())
-    assert {RANK_LEADER, LIKE_FOR_LIKE} <= set(fams)
-    assert not {RANK_LEADER, LIKE_FOR_LIKE} & {f.name for f in correction_families(rankers=False)}
+    assert {OWN_PROTOCOL, LIKE_FOR_LIKE} <= set(fams)
+    assert not {OWN_PROTOCOL, LIKE_FOR_LIKE} & {f.name for f in correction_families(rankers=False)}
     table = rank_vs_direct(_world(), PAIRS, n_resamples=200, seed=0)
     claims = pair_claims(table, family=LIKE_FOR_LIKE, dataset="vab", prefix="like-for-like")
     check_families(claims, fams)

@@ -1,4 +1,4 @@
-"""VisionQ analyses (accuracy, position, McNemar, rotations) on hand-made predictions."""
+"""VisionQ analyses (accuracy, position, judge pairs, rotations) on hand-made predictions."""
 
 from __future__ import annotations
 
@@ -7,12 +7,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from judgepanel.stats import group_seed
 from judgepanel.studies.visionq.accuracy import accuracy_table, count_answers, per_axis_accuracy
-from judgepanel.studies.visionq.mcnemar import mcnemar_pairs
 from judgepanel.studies.visionq.position import (
     last_letter_accuracy,
     letter_frequencies,
@@ -21,6 +19,7 @@ from judgepanel.studies.visionq.position import (
 )
 from judgepanel.studies.visionq.predictions import check_predictions, predictions_from_store
 from judgepanel.studies.visionq.rotation import rotation_debiasing, rotation_vote
+from judgepanel.studies.visionq.verdicts import judge_pairs
 
 
 def _preds(rows: list[tuple], **extra) -> pd.DataFrame:
@@ -149,50 +148,39 @@ def test_letter_frequencies_and_last_letter():
     assert bias["tv"] == pytest.approx(0.5 * (0 + 0.25 + 0 + 0.25))
 
 
-def test_mcnemar_on_a_known_table():
-    # a right & b right: 5, a only: 7, b only: 1, neither: 3
+def test_judge_pairs_on_a_known_table():
+    # a right & b right: 5, a only: 7, b only: 1, neither: 3; a paper per question
     outcome = [(1, 1)] * 5 + [(1, 0)] * 7 + [(0, 1)] * 1 + [(0, 0)] * 3
     rows = []
     for i, (ca, cb) in enumerate(outcome):
-        for judge, c in (("a", ca), ("b", cb)):
+        for judge, c in (("b", cb), ("a", ca)):
             rows.append((f"q{i}", "A" if c else "B", "A", 2, "X", "L", f"p{i}", judge))
     frame = pd.DataFrame(
         rows, columns=["id", "pred", "gold", "n_choices", "axis", "leaf", "paper", "judge"]
     )
-    res = mcnemar_pairs(frame).iloc[0]
-    assert (res["both_correct"], res["a_only"], res["b_only"], res["neither"]) == (5, 7, 1, 3)
-    assert res["exact"]
-    assert res["p"] == pytest.approx(2 * (1 + 8) / 256)  # two-sided binomial, 1 of 8
-    assert res["p"] == pytest.approx(mcnemar([[5, 7], [1, 3]], exact=True).pvalue)
+    res = judge_pairs(frame, n_resamples=500, seed=0).iloc[0]
+    assert (res["a"], res["b"]) == ("a", "b")  # the higher accuracy first
     assert res["delta"] == pytest.approx(12 / 16 - 6 / 16)
-    assert res["q"] == pytest.approx(res["p"])
+    assert (res["value_a"], res["value_b"]) == pytest.approx((12 / 16, 6 / 16))
+    assert 0 < res["ci_low"] < res["delta"] < res["ci_high"]
+    assert res["q"] == pytest.approx(res["p"]) and res["p"] < 0.05
 
 
-def test_mcnemar_q_values_follow_bh():
+def test_judge_pair_q_values_follow_bh():
     rng = np.random.default_rng(0)
     rows = []
     for judge, skill in (("a", 0.9), ("b", 0.5), ("c", 0.45)):
         for i in range(80):
-            rows.append(
-                (
-                    f"q{i}",
-                    "A" if rng.random() < skill else "B",
-                    "A",
-                    2,
-                    "X",
-                    "L",
-                    f"p{i % 10}",
-                    judge,
-                )
-            )
+            pred = "A" if rng.random() < skill else "B"
+            rows.append((f"q{i}", pred, "A", 2, "X", "L", f"p{i % 10}", judge))
     frame = pd.DataFrame(
         rows, columns=["id", "pred", "gold", "n_choices", "axis", "leaf", "paper", "judge"]
     )
-    table = mcnemar_pairs(frame)
+    table = judge_pairs(frame, n_resamples=500, seed=0)
     from statsmodels.stats.multitest import multipletests
 
     assert np.allclose(table["q"], multipletests(table["p"], method="fdr_bh")[1])
-    assert not table["exact"].all(), "large discordant counts use the chi-square"
+    assert len(table) == 3 and (table["delta"] >= 0).all()
 
 
 def test_shown_letters_follow_the_rotation():

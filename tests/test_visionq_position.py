@@ -10,16 +10,28 @@ import pandas as pd
 import pytest
 
 from judgepanel.stats import group_seed
+from judgepanel.stats.claims import NOT_TESTED
 from judgepanel.stats.wording import BEATS, NO_DIFFERENCE, NOT_ESTIMABLE, Difference
 from judgepanel.studies.visionq import (
+    ABOVE_CHANCE,
+    JUDGE_PAIRS,
     LAST_PANEL,
     LAST_SHARE,
+    LETTER_FIT,
+    chance_claims,
+    chance_test,
     correction_families,
+    judge_pair_claims,
+    judge_pairs,
     last_letter_accuracy,
     last_letter_strata,
     last_panel_claims,
     last_share_claims,
+    leader_claim,
+    leader_test,
+    letter_fit_claims,
     mantel_haenszel_difference,
+    paper_sums,
     position_bias,
 )
 
@@ -185,7 +197,9 @@ def test_position_claims_carry_ids_families_and_q():
         judge="cobalt", gold=lambda f: ["ABCD"[n - 1] for n in f["n_choices"]]
     )
     frame = pd.concat([frame, only_last], ignore_index=True)
-    assert [f.name for f in correction_families()] == [LAST_PANEL, LAST_SHARE]
+    assert [f.name for f in correction_families()] == [
+        ABOVE_CHANCE, JUDGE_PAIRS, LAST_PANEL, LAST_SHARE, LETTER_FIT,
+    ]  # fmt: skip
     last = last_letter_accuracy(frame, n_resamples=200, seed=0)
     claims = last_panel_claims(last, dataset="toy")
     assert [c.id for c in claims] == ["last-panel:aurora", "last-panel:basalt", "last-panel:cobalt"]
@@ -198,3 +212,63 @@ def test_position_claims_carry_ids_families_and_q():
     assert [c.id for c in shares] == ["last-share:aurora", "last-share:basalt", "last-share:cobalt"]
     assert [c.q for c in shares] == pytest.approx(bias["last_excess_q"].tolist())
     assert shares[0].estimate == pytest.approx(bias["last_excess"].iloc[0])
+
+
+def test_the_letter_fit_is_a_row_of_its_own_one_sided_with_its_distance():
+    frame = pd.concat(
+        [_pulled(1, papers=30).assign(judge="aurora"),
+         _pulled(2, pull=0.0).assign(judge="basalt", pred=lambda f: f["gold"])],
+        ignore_index=True,
+    )  # fmt: skip
+    bias = position_bias(frame, n_resamples=300, seed=0)
+    fits = letter_fit_claims(bias, dataset="toy")
+    assert [c.id for c in fits] == ["letter-fit:aurora", "letter-fit:basalt"]
+    assert all(c.family == LETTER_FIT and c.alternative == "greater" for c in fits)
+    assert [c.p for c in fits] == pytest.approx(bias["fit_p"].tolist())
+    assert [c.q for c in fits] == pytest.approx(bias["fit_q"].tolist())
+    # the distance's interval comes from the same paper draws: a judge always right has
+    # no distance in any resample
+    right = bias.set_index("judge").loc["basalt"]
+    assert (right.tv, right.tv_ci_low, right.tv_ci_high) == (0.0, 0.0, 0.0)
+    assert fits[1].verdict != BEATS
+    pulled = bias.set_index("judge").loc["aurora"]
+    assert pulled.tv_ci_low <= pulled.tv <= pulled.tv_ci_high and pulled.tv > 0
+
+
+def test_judges_are_compared_on_resampled_papers_never_on_questions():
+    """The judges against chance, against each other and the leader all resample papers:
+    repeating every question of a paper leaves their intervals and p as they are, which a
+    test counting questions as independent (McNemar) would shrink."""
+    base = pd.concat(
+        [_pulled(1, papers=12).assign(judge="aurora"),
+         _pulled(1, papers=12, pull=0.0).assign(judge="basalt", pred=lambda f: f["gold"]),
+         _pulled(1, papers=12, pull=0.6).assign(judge="cobalt")],
+        ignore_index=True,
+    )  # fmt: skip
+    doubled = pd.concat([base, base.assign(id=base["id"] + "-again")], ignore_index=True)
+    correct, asked, judges = paper_sums(base)
+    assert judges == ["aurora", "basalt", "cobalt"] and asked.shape == (12, 3)
+    assert correct[:, 1].sum() == asked[:, 1].sum()  # basalt is always right
+    one, two = (judge_pairs(f, n_resamples=300, seed=0) for f in (base, doubled))
+    cols = ["a", "b", "delta", "ci_low", "ci_high", "p"]
+    pd.testing.assert_frame_equal(one[cols], two[cols])
+    assert (one["delta"] >= 0).all() and set(one["a"]) >= {"basalt"}
+    claims = judge_pair_claims(one, dataset="toy")
+    assert all(c.family == JUDGE_PAIRS and c.in_points for c in claims)
+    assert claims[0].id == f"judge-pairs:{one['a'].iloc[0]}-vs-{one['b'].iloc[0]}"
+    lead = leader_test(base, n_resamples=300, seed=0)
+    lead2 = leader_test(doubled, n_resamples=300, seed=0)
+    assert lead.leader == "basalt" and (lead.margin, lead.p) == pytest.approx(
+        (lead2.margin, lead2.p)
+    )
+    row = leader_claim(lead, dataset="toy")
+    assert row.kind == "best-of" and row.family == "" and row.unit == "papers"
+    chance = chance_test(base, n_resamples=300, seed=0).set_index("judge")
+    chance2 = chance_test(doubled, n_resamples=300, seed=0).set_index("judge")
+    pd.testing.assert_frame_equal(
+        chance[["delta", "ci_low", "ci_high", "p"]], chance2[["delta", "ci_low", "ci_high", "p"]]
+    )
+    assert chance.loc["basalt", "delta"] == pytest.approx(1 - chance.loc["basalt", "chance"])
+    rows = chance_claims(chance.reset_index(), dataset="toy")
+    assert rows[1].verdict == BEATS and all(c.family == ABOVE_CHANCE for c in rows)
+    assert NOT_TESTED not in {c.verdict for c in rows}

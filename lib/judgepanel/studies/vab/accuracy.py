@@ -85,8 +85,9 @@ def size_degradation(
     """How accuracy falls from two images to four or more, per judge, metric and stat.
 
     Returns:
-        judge, metric, stat, n_small, n_large, small (k=2), large (k>=4), ratio
-        (small / large; inf when large is 0), delta (large - small), ci_low, ci_high (for
+        judge, metric, stat, n_small, n_large, small (k=2), large (k>=4), delta
+        (large - small; a difference, never a ratio, which is infinite when no large set is
+        right), ci_low, ci_high (for
         delta; the two groups resampled independently, as they hold different tasks),
         chance_small, chance_large.
     """
@@ -112,7 +113,6 @@ def size_degradation(
                     "n_large": b.size,
                     "small": ma,
                     "large": mb,
-                    "ratio": ma / mb if mb > 0 else float("inf"),
                     "delta": mb - ma,
                     "ci_low": lo,
                     "ci_high": hi,

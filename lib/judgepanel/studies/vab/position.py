@@ -22,6 +22,11 @@ KEYS: list[str] = ["judge", "kind", "field", "slot"]
 """The groups of the slot-class tables."""
 MIRROR = "mirrors the first-slot row: in a pair the two slots' excesses are opposite"
 """Why the last-slot row of a group of pairs alone is kept out of the correction family."""
+SUMS_TO_ONE = (
+    "minus the sum of the first- and last-slot rows: the three slot classes' shares, picked "
+    "and expected, each sum to one"
+)
+"""Why the middle-slot row is kept out of the correction family: it is fixed by the other two."""
 
 _FIELDS: tuple[tuple[str, str, str], ...] = (
     ("vab_top1", "best", "pred_best"),
@@ -119,7 +124,9 @@ def position_table(
         tasks), q (Benjamini-Hochberg over the rows not excluded; NaN on the excluded),
         excluded (why a row is left out of the correction, "" for a tested row: in a
         group of pairs alone, with no middle slot, the last slot's excess is minus the
-        first's on every resample, so that row repeats the first's test).
+        first's on every resample, so that row repeats the first's test; in a group with a
+        middle slot, the three excesses sum to zero, so the middle row is fixed by the
+        other two and stays out).
     """
     ff = _field_frame(pred, tasks, repetitions)
     ff = ff.loc[ff["picked_slot"] >= 0]
@@ -166,7 +173,12 @@ def position_table(
     out = _in_slot_order(out)
     groups = out.groupby(KEYS[:-1], sort=False)["slot"].transform(lambda s: "middle" in set(s))
     out["q"] = np.nan
-    out["excluded"] = np.where((out["slot"] == "last") & ~groups.astype(bool), MIRROR, "")
+    has_middle = groups.astype(bool)
+    out["excluded"] = np.select(
+        [(out["slot"] == "last") & ~has_middle, out["slot"] == "middle"],
+        [MIRROR, SUMS_TO_ONE],
+        "",
+    )
     if len(out):
         out["q"] = tested_q(out["p"], out["excluded"])
     return out

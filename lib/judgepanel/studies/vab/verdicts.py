@@ -11,8 +11,12 @@ it states, every count of verdicts and every ranking is read off one ledger row:
   reason, and takes no part in the correction;
 - a count is "k of n with q < 0.05" over the tested rows (:func:`tally`), never a count of
   intervals that exclude zero;
-- a leader is named alone only when its claim against every rival is "beats"
-  (:func:`separated`).
+- a leader is a ``best-of`` row (:func:`leader_claim`): "leads" only when a max-T test over
+  every pair of judges, resampling tasks, clears its margin over the runner-up, else
+  "highest by point estimate only", naming those no test separates it from;
+- the primary comparison (:data:`PRIMARY`) is declared here, before any result: scoring then
+  ranking against comparing directly, one model under both protocols, averaged over the
+  pre-declared families (:func:`primary_table`), a family of one.
 """
 
 from __future__ import annotations
@@ -27,14 +31,24 @@ from judgepanel.stats import bh, grouped_ratios
 from judgepanel.stats.claims import Claim, Family, correct, slug
 from judgepanel.stats.claims import tally as tally
 from judgepanel.stats.claims import with_verdicts as with_verdicts
-from judgepanel.stats.wording import BEATS, FALLS_BELOW
+from judgepanel.stats.means import mean_difference
+from judgepanel.studies.common.leader import BestOf, best_of, best_of_claim
+from judgepanel.studies.vab.rankers import ranker_name
 
-DIRECT_LEADER = "direct-leader"
 ABOVE_CHANCE = "above-chance"
 POSITION = "position"
 VOTE = "vote"
-RANK_LEADER = "rank-leader"
+OWN_PROTOCOL = "own-protocol"
 LIKE_FOR_LIKE = "score-then-rank"
+PRIMARY_ID = "primary"
+PRIMARY = (
+    "TB-1 ap@1 on the same tasks: scoring each image alone and ranking the scores minus "
+    "asking for the comparison directly, one model under both protocols (each family's "
+    "holistic-mean ranker against the same family asked directly), averaged over the "
+    "pre-declared families; paired over tasks, two-sided, a family of one"
+)
+"""The primary comparison of notebook 05, declared before any result: neither side is
+chosen on the VAB tasks (the families are the run's pre-declared panel)."""
 UNIT = "tasks"
 METRIC_NAMES = {"top1": "Top-1", "bot1": "Bot-1", "tb1": "TB-1"}
 STAT_NAMES = {"ap1": "ap@1", "pass3": "pass^3"}
@@ -50,17 +64,12 @@ def metric_name(metric: str, stat: str | None = None) -> str:
 def correction_families(*, rankers: bool = True, alpha: float = 0.05) -> list[Family]:
     """Notebook 05's correction families, declared before any result is computed.
 
-    Each is Benjamini-Hochberg over the rows of one table that test something, two-sided;
-    ``rankers`` adds the two families of score-then-rank (left out when the answers come
-    from an imported results file, which has no per-image scores).
+    Each is Benjamini-Hochberg over the rows that test something, two-sided; ``rankers``
+    adds the two families of score-then-rank (left out when the answers come from an
+    imported results file, which has no per-image scores). The leaders' ``best-of`` rows
+    and the primary comparison (:data:`PRIMARY`) are families of one, in no family here.
     """
     out = [
-        Family(
-            DIRECT_LEADER,
-            "TB-1 ap@1: the direct judge first by point estimate against each other family, "
-            "paired over tasks",
-            alpha=alpha,
-        ),
         Family(
             ABOVE_CHANCE,
             "ap@1 of each family and prompt against the chance level of its tasks, paired "
@@ -82,16 +91,18 @@ def correction_families(*, rankers: bool = True, alpha: float = 0.05) -> list[Fa
     if rankers:
         out += [
             Family(
-                RANK_LEADER,
-                "TB-1 ap@1: the ranker first by point estimate against each other ranker not "
-                "compared in the like-for-like table",
+                OWN_PROTOCOL,
+                "one model, two protocols: each family's holistic-mean ranker against the "
+                "same family asked directly, Top-1 and TB-1 ap@1 (its pass^3 rows equal "
+                "the ap@1 ones by construction and stay out)",
                 alpha=alpha,
             ),
             Family(
                 LIKE_FOR_LIKE,
-                "like for like on the same tasks: each ranker against the judge it is "
-                "compared with, Top-1 and TB-1, ap@1 and pass^3; rows equal to another by "
-                "construction (a ranker's pass^3, a repeated pair) left out",
+                "the panel rankers on the same tasks: the panel mean and the fused panel "
+                "against the direct judge first by point estimate, and the fused panel "
+                "against the panel mean, Top-1 and TB-1 ap@1 (pass^3 rows, equal to ap@1 "
+                "by construction for a ranker, stay out)",
                 alpha=alpha,
             ),
         ]
@@ -116,7 +127,7 @@ def pair_claims(
     alpha: float = 0.05,
 ) -> list[Claim]:
     """One claim per row of a :func:`~judgepanel.studies.vab.rankers.rank_vs_direct` or
-    :func:`~judgepanel.studies.vab.rankers.separate_leader` table (``a − b``), in its order.
+    like-for-like table (``a − b``), in its order.
 
     A row with a reason in ``excluded`` is an excluded claim, outside every family; the
     others are corrected over ``family`` (their q is BH over the tested rows alone).
@@ -281,29 +292,124 @@ def versus(claims: Iterable[Claim], x: str, y: str) -> Claim | None:
     return None
 
 
-def separated(order: Sequence[str], claims: Iterable[Claim]) -> list[bool]:
-    """For each runner-up of ``order`` (leader first), whether a tested claim puts the
-    leader ahead of it: the leader "beats" it (named first) or it "falls below" the
-    leader (named first). A runner-up no tested claim compares is not separated."""
-    claims = list(claims)
-    lead = order[0]
-    out = []
-    for rival in order[1:]:
-        c = versus(claims, lead, rival)
-        out.append(
-            c is not None
-            and ((c.a == lead and c.verdict == BEATS) or (c.b == lead and c.verdict == FALLS_BELOW))
+def like_for_like_claims(table: pd.DataFrame, *, dataset: str, alpha: float = 0.05) -> list[Claim]:
+    """One claim per row of the like-for-like table, in its order: a family's ranker against
+    the same family asked directly is in :data:`OWN_PROTOCOL`, every other pair in
+    :data:`LIKE_FOR_LIKE`; each family's q is BH over its own tested rows."""
+    own = [str(a) == ranker_name(str(b)) for a, b in zip(table["a"], table["b"], strict=True)]
+    claims: list[Claim | None] = [None] * len(table)
+    for family, keep in ((OWN_PROTOCOL, own), (LIKE_FOR_LIKE, [not x for x in own])):
+        rows = [i for i, k in enumerate(keep) if k]
+        built = pair_claims(
+            table.iloc[rows], family=family, dataset=dataset, prefix="like-for-like", alpha=alpha
         )
-    return out
+        for i, c in zip(rows, built, strict=True):
+            claims[i] = c
+    return [c for c in claims if c is not None]
 
 
-def quoted_rival(order: Sequence[str], separated_from: Sequence[bool]) -> str:
-    """The runner-up a headline about the leader quotes: the first not separated from it
-    (so a tie is shown by its row), else the runner-up by point estimate."""
-    if len(order) < 2:
-        raise ValueError("a leader needs a rival to be compared with")
-    tied = [r for r, s in zip(order[1:], separated_from, strict=True) if not s]
-    return tied[0] if tied else order[1]
+def leader_test(
+    scores: pd.DataFrame,
+    judges: Sequence[str],
+    *,
+    metric: str = "tb1",
+    stat: str = "ap1",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> BestOf:
+    """The judge first by point estimate in ``metric`` ``stat`` among ``judges``, tested
+    against all of them at once by a max-T over every pair, resampling the tasks all of
+    them answered (:func:`judgepanel.studies.common.leader.best_of`)."""
+    sub = scores.loc[(scores["metric"] == metric) & scores["judge"].isin(list(judges))]
+    wide = sub.pivot_table(index="task_id", columns="judge", values=stat, aggfunc="first")
+    names = [j for j in judges if j in wide.columns]
+    wide = wide[names].dropna().sort_index()
+    return best_of(wide.to_numpy(float), 1.0, names, n_resamples=n_resamples, seed=seed)
+
+
+def leader_claim(
+    result: BestOf,
+    *,
+    id: str,
+    dataset: str,
+    noun: str,
+    nouns: str | None = None,
+    metric: str = "tb1",
+    stat: str = "ap1",
+    alpha: float = 0.05,
+) -> Claim:
+    """The ``best-of`` row of a :func:`leader_test`: "leads" every other ``noun`` or is
+    "highest by point estimate only", a family of one (its p is selection-adjusted)."""
+    return best_of_claim(
+        result, id=id, dataset=dataset, metric=metric_name(metric, stat), unit=UNIT,
+        noun=noun, nouns=nouns, alpha=alpha,
+    )  # fmt: skip
+
+
+def primary_table(
+    scores: pd.DataFrame,
+    families: Sequence[str],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """The primary comparison (:data:`PRIMARY`): per task, the mean over ``families`` (the
+    pre-declared ones) of TB-1 ap@1 of the family's ranker minus that of the family asked
+    directly, with a paired bootstrap over the tasks every side answered.
+
+    Returns:
+        One row: a, b, families, n_tasks, value_a, value_b, delta, ci_low, ci_high, p.
+    """
+    fams = list(families)
+    if not fams:
+        raise ValueError("the primary comparison needs at least one pre-declared family")
+    sub = scores.loc[scores["metric"] == "tb1"]
+    wide = sub.pivot_table(index="task_id", columns="judge", values="ap1", aggfunc="first")
+    need = [*fams, *(ranker_name(f) for f in fams)]
+    missing = [j for j in need if j not in wide.columns]
+    if missing:
+        raise ValueError(f"the primary comparison has no TB-1 scores for {missing}")
+    wide = wide[need].dropna().sort_index()
+    rank = wide[[ranker_name(f) for f in fams]].to_numpy(float).mean(axis=1)
+    direct = wide[fams].to_numpy(float).mean(axis=1)
+    diff = mean_difference(rank - direct, n_resamples=n_resamples, seed=seed,
+                           confidence=confidence)  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "a": "scoring then ranking",
+                "b": "comparing directly",
+                "families": ", ".join(fams),
+                "n_tasks": len(wide),
+                "value_a": float(rank.mean()),
+                "value_b": float(direct.mean()),
+                **diff,
+            }
+        ]
+    )
+
+
+def primary_claim(table: pd.DataFrame, *, dataset: str, alpha: float = 0.05) -> Claim:
+    """The ledger row of :func:`primary_table`: declared before the results, a family of
+    one (its p decides), the row the page's headline quotes."""
+    r = table.iloc[0]
+    return Claim(
+        id=PRIMARY_ID,
+        a=f"scoring each image alone and ranking the scores ({r.value_a:.3f})",
+        b=f"asking for the comparison directly ({r.value_b:.3f})",
+        dataset=dataset,
+        scope=f"one model under both protocols, averaged over {r.families}",
+        metric=metric_name("tb1", "ap1"),
+        unit=UNIT,
+        estimate=float(r.delta),
+        ci_low=float(r.ci_low),
+        ci_high=float(r.ci_high),
+        p=float(r.p),
+        alpha=alpha,
+        role="headline",
+        note="the primary comparison, declared before any result",
+    )
 
 
 def as_headline(claims: Sequence[Claim], *chosen: Claim | None) -> list[Claim]:

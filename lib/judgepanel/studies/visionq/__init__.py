@@ -3,7 +3,8 @@
 A judge sees one composite with lettered panels and a question naming a visual criterion,
 and must pick the panel the authors call best on it. This package holds the composite
 builder, the call planner and parser, the metrics (accuracy over ALL questions with
-paper-bootstrap and Wilson CIs, position bias, McNemar, rotation voting), the claims its
+paper-bootstrap and Wilson CIs, position bias, judges compared on resampled papers,
+rotation voting), the claims its
 page states (:mod:`judgepanel.studies.visionq.verdicts`) and the wide reading tables of
 the report; the taxonomy is data of the loader
 (:mod:`judgepanel.datasets.taxonomy`), and the figures are drawn in the notebook itself.
@@ -16,8 +17,10 @@ from judgepanel.datasets.taxonomy import load_taxonomy as load_taxonomy
 from judgepanel.studies.visionq.accuracy import FEW_PAPERS as FEW_PAPERS
 from judgepanel.studies.visionq.accuracy import accuracy_table as accuracy_table
 from judgepanel.studies.visionq.accuracy import chance_rate as chance_rate
+from judgepanel.studies.visionq.accuracy import chance_test as chance_test
 from judgepanel.studies.visionq.accuracy import count_answers as count_answers
 from judgepanel.studies.visionq.accuracy import normalised_accuracy as normalised_accuracy
+from judgepanel.studies.visionq.accuracy import paper_sums as paper_sums
 from judgepanel.studies.visionq.accuracy import per_axis_accuracy as per_axis_accuracy
 from judgepanel.studies.visionq.accuracy import per_leaf_accuracy as per_leaf_accuracy
 from judgepanel.studies.visionq.accuracy import thin_groups as thin_groups
@@ -37,8 +40,6 @@ from judgepanel.studies.visionq.imports import questions_of as questions_of
 from judgepanel.studies.visionq.imports import (
     read_official_predictions as read_official_predictions,
 )
-from judgepanel.studies.visionq.mcnemar import EXACT_BELOW as EXACT_BELOW
-from judgepanel.studies.visionq.mcnemar import mcnemar_pairs as mcnemar_pairs
 from judgepanel.studies.visionq.pairs import PairSet as PairSet
 from judgepanel.studies.visionq.pairs import asymmetric_pairs as asymmetric_pairs
 from judgepanel.studies.visionq.pairs import build_pairs as build_pairs
@@ -74,18 +75,29 @@ from judgepanel.studies.visionq.run import VisionqData as VisionqData
 from judgepanel.studies.visionq.run import load_run as load_run
 from judgepanel.studies.visionq.tables import axis_wide_table as axis_wide_table
 from judgepanel.studies.visionq.tables import leaf_wide_table as leaf_wide_table
+from judgepanel.studies.visionq.verdicts import ABOVE_CHANCE as ABOVE_CHANCE
+from judgepanel.studies.visionq.verdicts import JUDGE_PAIRS as JUDGE_PAIRS
 from judgepanel.studies.visionq.verdicts import LAST_PANEL as LAST_PANEL
 from judgepanel.studies.visionq.verdicts import LAST_SHARE as LAST_SHARE
+from judgepanel.studies.visionq.verdicts import LETTER_FIT as LETTER_FIT
+from judgepanel.studies.visionq.verdicts import chance_claims as chance_claims
 from judgepanel.studies.visionq.verdicts import correction_families as correction_families
+from judgepanel.studies.visionq.verdicts import judge_pair_claims as judge_pair_claims
+from judgepanel.studies.visionq.verdicts import judge_pairs as judge_pairs
 from judgepanel.studies.visionq.verdicts import last_panel_claims as last_panel_claims
 from judgepanel.studies.visionq.verdicts import last_share_claims as last_share_claims
+from judgepanel.studies.visionq.verdicts import leader_claim as leader_claim
+from judgepanel.studies.visionq.verdicts import leader_test as leader_test
+from judgepanel.studies.visionq.verdicts import letter_fit_claims as letter_fit_claims
 
 __all__ = [
+    "ABOVE_CHANCE",
     "COMPOSITE_CACHE",
-    "EXACT_BELOW",
     "FEW_PAPERS",
+    "JUDGE_PAIRS",
     "LAST_PANEL",
     "LAST_SHARE",
+    "LETTER_FIT",
     "PRED_COLUMNS",
     "UNPARSED",
     "CacheStats",
@@ -103,7 +115,9 @@ __all__ = [
     "axis_wide_table",
     "build_composite",
     "build_pairs",
+    "chance_claims",
     "chance_rate",
+    "chance_test",
     "check_predictions",
     "choice_letters",
     "composite_png",
@@ -114,19 +128,24 @@ __all__ = [
     "geometry",
     "grid_shape",
     "import_predictions",
+    "judge_pair_claims",
+    "judge_pairs",
     "last_letter_accuracy",
     "last_letter_strata",
     "last_panel_claims",
     "last_share_claims",
+    "leader_claim",
+    "leader_test",
     "leaf_wide_table",
+    "letter_fit_claims",
     "letter_fit_p",
     "letter_frequencies",
     "load_predictions",
     "load_run",
     "load_taxonomy",
     "mantel_haenszel_difference",
-    "mcnemar_pairs",
     "normalised_accuracy",
+    "paper_sums",
     "parse_letter",
     "per_axis_accuracy",
     "per_leaf_accuracy",

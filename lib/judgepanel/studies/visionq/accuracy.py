@@ -14,11 +14,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgepanel.stats import grouped_ratios, wilson
+from judgepanel.stats import grouped_draws, grouped_ratios, wilson
 from judgepanel.stats.grouped import iter_groups
+from judgepanel.stats.means import finite_ci, finite_p
 from judgepanel.studies.visionq.predictions import (
     as_list,
     check_predictions,
+    judge_column,
     judge_keys,
     select_rotation,
 )
@@ -192,3 +194,67 @@ def count_answers(preds: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def chance_test(
+    preds: pd.DataFrame,
+    *,
+    rotation: int | None = 0,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Each judge's accuracy against chance on its own questions, papers resampled.
+
+    ``delta`` is the mean over questions of correct - 1/n_choices (accuracy minus the
+    chance rate of the same questions), with a percentile interval and a two-sided
+    bootstrap p from the judge's paper resamples: the draws of its accuracy interval
+    (:func:`judgepanel.stats.grouped_draws`, seeded by the judge's key), so the interval
+    lies above zero exactly when that of the normalised accuracy does.
+
+    Returns:
+        judge, n, n_papers, accuracy, chance, delta, ci_low, ci_high, p.
+    """
+    frame = select_rotation(check_predictions(preds), rotation)
+    frame = frame.assign(
+        paper=frame["paper"].astype(str),
+        excess=frame["correct"].to_numpy(dtype=float) - 1.0 / frame["n_choices"].to_numpy(float),
+    )
+    rows = []
+    for labels, sub, draws in grouped_draws(
+        frame, judge_keys(frame), "paper", n_resamples=n_resamples, seed=seed
+    ):
+        resampled = draws.ratios(sub["excess"].to_numpy(float))
+        low, high = finite_ci(resampled, confidence)
+        rows.append(
+            {
+                **labels,
+                "n": len(sub),
+                "n_papers": draws.n_clusters,
+                "accuracy": float(sub["correct"].astype(float).mean()),
+                "chance": chance_rate(sub["n_choices"]),
+                "delta": float(sub["excess"].mean()),
+                "ci_low": low,
+                "ci_high": high,
+                "p": finite_p(resampled),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def paper_sums(
+    preds: pd.DataFrame, *, rotation: int | None = 0
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """``(correct, questions, judges)``: per paper (rows, in sorted label order) and judge
+    (columns), the correct answers and the questions asked, for tests that resample
+    papers with every judge on the same draws (:mod:`judgepanel.studies.common.leader`)."""
+    frame = select_rotation(check_predictions(preds), rotation)
+    judge = judge_column(frame)
+    if judge is None:
+        raise ValueError("comparing judges needs a judge column")
+    frame = frame.assign(paper=frame["paper"].astype(str), correct=frame["correct"].astype(float))
+    grouped = frame.groupby(["paper", judge], sort=True)["correct"]
+    correct = grouped.sum().unstack(judge, fill_value=0.0).sort_index()
+    asked = grouped.size().unstack(judge, fill_value=0).reindex_like(correct).astype(float)
+    judges = [str(j) for j in dict.fromkeys(frame[judge])]
+    return correct[judges].to_numpy(float), asked[judges].to_numpy(float), judges

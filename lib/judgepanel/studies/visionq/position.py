@@ -364,6 +364,24 @@ def _letter_columns(sub: pd.DataFrame) -> tuple[list[int], NDArray[np.float64]]:
     return strata, cols
 
 
+def _tv_of_counts(counts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The total-variation distance of :func:`_bias_distance` from the counts of
+    :func:`_letter_columns` summed over questions (strata x columns, resamples last):
+    0.5 (sum over strata and letters of |pred - gold| + the unread answers) / questions."""
+    width = (counts.shape[1] - 2) // 2
+    questions, parsed = counts[:, 0], counts[:, 1]
+    gap = np.abs(counts[:, 2 : 2 + width] - counts[:, 2 + width :]).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 0.5 * (gap + questions - parsed).sum(axis=0) / questions.sum(axis=0)
+
+
+def resampled_tv(sub: pd.DataFrame, draws: ClusterDraws) -> NDArray[np.float64]:
+    """The total-variation distance of the predicted from the gold letter shares on each
+    of the judge's paper resamples (the draws its other intervals use)."""
+    _, cols = _letter_columns(sub)
+    return _tv_of_counts(_resampled(draws, cols))
+
+
 FLIP_STREAM = 1
 """Mixed with a judge's seed for the sign flips of :func:`letter_fit_p`, so that they are
 not the bits of the judge's paper resamples."""
@@ -409,8 +427,8 @@ def letter_fit_p(sub: pd.DataFrame, n_resamples: int, seed: int) -> float:
 
 TESTED_POSITION_COLUMNS = (
     "n", "pred_last_share", "gold_last_share", "last_excess", "last_excess_ci_low",
-    "last_excess_ci_high", "last_excess_p", "last_excess_q", "tv", "chi2", "dof", "chi2_p",
-    "fit_p", "fit_q",
+    "last_excess_ci_high", "last_excess_p", "last_excess_q", "tv", "tv_ci_low", "tv_ci_high",
+    "chi2", "dof", "chi2_p", "fit_p", "fit_q",
 )  # fmt: skip
 """The columns of :func:`position_bias` with resamples, after the judge's."""
 
@@ -436,12 +454,14 @@ def position_bias(
     percentile interval and a two-sided bootstrap p from the judge's paper draws
     (:func:`judgepanel.stats.grouped_draws`), and ``fit_p`` is :func:`letter_fit_p`, the
     paper-clustered counterpart of ``chi2_p`` (sign flips of whole papers, seeded by the
-    judge's key and ``seed``); each has a BH q over the judges.
+    judge's key and ``seed``); each has a BH q over the judges. ``tv`` gets a percentile
+    interval from the same paper draws (``tv_ci_low``, ``tv_ci_high``): a distance, so the
+    interval describes its size, and ``fit_p`` decides whether the shares depart.
 
     Returns:
         judge, n, pred_last_share, gold_last_share, last_excess [last_excess_ci_low,
-        last_excess_ci_high, last_excess_p, last_excess_q], tv, chi2, dof, chi2_p [fit_p,
-        fit_q].
+        last_excess_ci_high, last_excess_p, last_excess_q], tv [tv_ci_low, tv_ci_high],
+        chi2, dof, chi2_p [fit_p, fit_q].
     """
 
     def point(sub: pd.DataFrame) -> dict[str, Any]:
@@ -451,10 +471,13 @@ def position_bias(
         excess = _is_last(sub, "pred_shown").astype(float) - _is_last(sub, "gold_shown")
         resampled = draws.ratios(excess)
         low, high = finite_ci(resampled, confidence)
+        tv_low, tv_high = finite_ci(resampled_tv(sub, draws), confidence)
         return {
             "last_excess_ci_low": low,
             "last_excess_ci_high": high,
             "last_excess_p": finite_p(resampled),
+            "tv_ci_low": tv_low,
+            "tv_ci_high": tv_high,
             "fit_p": letter_fit_p(sub, n_resamples, group_seed(tuple(labels.values()), seed)),
         }
 
