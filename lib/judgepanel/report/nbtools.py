@@ -450,8 +450,12 @@ class Notebook:
         return [self.claims[c.id][0].id for c in claims]
 
     def quote(self, claim: Claim | str) -> str:
-        """A claim this page recorded, stated with its recorded words and linked to its row."""
+        """A claim this page recorded, stated with its recorded words and linked to its row;
+        by its own id or by its ledger id (what :meth:`claims_table` returns)."""
         key = claim if isinstance(claim, str) else claim.id
+        if key not in self.claims:
+            full = {c.id: k for k, (c, _) in self.claims.items()}
+            key = full.get(key, key)
         return ledger.claim_link(*self.claims[key])
 
     def cite(self, run: str | None, notebook: str, claim_id: str, text: str) -> str:
