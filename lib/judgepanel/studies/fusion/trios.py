@@ -386,8 +386,9 @@ def versus_claims(
         raise ValueError("two different trios need compare_two_trios's table")
     return [
         Claim.of_row(
-            r.assign(q=float("nan")), id=f"trio:chosen-vs-pre-declared:{r['metric']}", a=a, b=b,
-            dataset=dataset, scope=scope, metric=str(r["metric"]), unit="images",
+            {**r.to_dict(), "q": float("nan")}, a=a, b=b, dataset=dataset,
+            id=f"trio:chosen-vs-pre-declared:{r['metric']}", scope=scope,
+            metric=str(r["metric"]), unit="images",
             alternative="two-sided", alpha=alpha, note=f"fold partition seed {FOLD_SEED}",
         )
         for _, r in versus.iterrows()
