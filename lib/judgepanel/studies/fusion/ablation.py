@@ -8,12 +8,13 @@ single model and with its panel mean by paired bootstrap over images.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgepanel.stats import add_q, max_statistic_p
-from judgepanel.stats.claims import Claim, Family, slug
+from judgepanel.stats.claims import SYMBOLS, Claim, Family, slug
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 from judgepanel.studies.fusion.blocks import (
     Blocks,
@@ -23,7 +24,7 @@ from judgepanel.studies.fusion.blocks import (
     hp_design,
     panel_mean,
 )
-from judgepanel.studies.fusion.compare import compare_arms
+from judgepanel.studies.fusion.compare import compare_arms, plain_arm
 
 ARM_ORDER: tuple[str, ...] = (
     "best single",
@@ -79,6 +80,36 @@ def block_arms(
     return {k: arms[k] for k in ARM_ORDER if k in arms}, best
 
 
+def repeated_blocks(family_sets: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """Each block whose families equal an earlier block's, with the earlier block's name.
+
+    The strong trio is often the pre-declared trio itself: its rows would then be the
+    pre-declared block's, equal by construction, and counted twice as separate evidence.
+    """
+    seen: dict[frozenset[str], str] = {}
+    out: dict[str, str] = {}
+    for block, fams in family_sets.items():
+        key = frozenset(fams)
+        if key in seen:
+            out[block] = seen[key]
+        else:
+            seen[key] = block
+    return out
+
+
+def same_families(block: str) -> str:
+    """Why a repeated block's rows stay out of every correction family."""
+    return f"same families as the {block} block"
+
+
+SELECTED = (
+    "the best single model is the best of the block's families on these images: its test "
+    "against the panel mean is the max-statistic row"
+)
+"""Why the best single model's plain test against the panel mean stays out of its family:
+it was picked as the best, so only the selection-adjusted (max-statistic) test decides."""
+
+
 def ablate_inputs(
     blocks: Blocks,
     family_sets: Mapping[str, Sequence[str]],
@@ -89,14 +120,27 @@ def ablate_inputs(
 ) -> pd.DataFrame:
     """Table 2 in long form: every arm of every block against both comparators.
 
-    q-values are Benjamini–Hochberg within each (block, comparator, metric). The row of the
-    best single model against the panel mean also carries ``p_max``, the max-statistic p of
-    "the best of the block's models beats the panel mean", since that model was picked as
-    the best.
+    q-values are Benjamini–Hochberg within each (block, comparator, metric), over the rows
+    of the table that carry no ``excluded`` reason; the rows a family holds are exactly
+    the rows it was corrected over. Two rows stay out, with the reason in ``excluded``:
+
+    * the best single model against the panel mean (the model was picked as the best of
+      the block's families, so its test is ``p_max``, the max-statistic p of "the best of
+      the block's models beats the panel mean", see :func:`best_of_table`);
+    * every row of a block whose families repeat an earlier block's
+      (:func:`repeated_blocks`): it is not fitted again, its rows are the earlier block's
+      numbers, named ``same_as`` that block.
     """
     y = blocks.y.to_numpy(float)
-    frames = []
+    repeats = repeated_blocks(family_sets)
+    frames: dict[str, pd.DataFrame] = {}
     for block, fams in family_sets.items():
+        if block in repeats:
+            source = frames[repeats[block]]
+            res = source.assign(block=block, same_as=repeats[block],
+                                excluded=same_families(repeats[block]))  # fmt: skip
+            frames[block] = res
+            continue
         arms, best = block_arms(blocks, fams, n_jobs=n_jobs)
         comparators = {"best single": arms["best single"], "panel mean": arms["panel mean"]}
         res = compare_arms(y, arms, comparators, n_resamples=n_resamples, seed=seed)
@@ -120,9 +164,15 @@ def ablate_inputs(
                 & (res["metric"] == metric)
             )
             res.loc[sel, "p_max"] = ms.p
-        frames.append(res)
-    out = pd.concat(frames, ignore_index=True)
-    return add_q(out, by=["block", "comparator", "metric"])
+        selected = (res["arm"] == "best single") & (res["comparator"] == "panel mean")
+        res["same_as"] = ""
+        res["excluded"] = np.where(selected, SELECTED, "")
+        frames[block] = res
+    out = pd.concat(frames.values(), ignore_index=True)
+    tested = out["excluded"] == ""
+    out["q"] = np.nan
+    out.loc[tested, "q"] = add_q(out[tested], by=["block", "comparator", "metric"])["q"]
+    return out
 
 
 def compare_within_model(
@@ -238,7 +288,9 @@ def family_name(block: str, comparator: str, metric: str) -> str:
 def correction_families(block_names: Sequence[str], alpha: float = 0.05) -> list[Family]:
     """Table 2's correction families, declared before any result: Benjamini–Hochberg over
     the arms of one block against one comparator under one metric (as :func:`ablate_inputs`
-    corrects them). The comparator's own row (an arm against itself) is not in it."""
+    corrects them). ``block_names`` are the blocks tested (a block repeating another's
+    families has none, :func:`repeated_blocks`); the comparator's own row (an arm against
+    itself) and the selected best single model against the panel mean are not in them."""
     return [
         Family(
             family_name(block, comp, metric),
@@ -249,6 +301,30 @@ def correction_families(block_names: Sequence[str], alpha: float = 0.05) -> list
         for comp in COMPARATORS
         for metric in METRICS
     ]
+
+
+def _claim(r: pd.Series, *, dataset: str, alpha: float = 0.05, role: str = "") -> Claim:
+    """One row of the long table as a ledger row: a one-sided test for the arm being
+    better, corrected within its block, comparator and metric, or, where the row carries
+    an ``excluded`` reason, kept out of every family."""
+    excluded = str(r.get("excluded", "") or "")
+    block, comparator, metric = str(r["block"]), str(r["comparator"]), str(r["metric"])
+    return Claim.of_row(
+        r,
+        id=claim_id(block, str(r["arm"]), comparator, metric),
+        a=str(r["arm"]),
+        b=comparator,
+        dataset=dataset,
+        scope=f"{block}: {', '.join(canonical(str(r['families']).split(', ')))}",
+        metric=metric,
+        unit="images",
+        alternative="greater",
+        family="" if excluded else family_name(block, comparator, metric),
+        excluded=excluded,
+        alpha=alpha,
+        role=role,
+        note="fold partition seed 42",
+    )
 
 
 def ablation_claim(
@@ -267,19 +343,76 @@ def ablation_claim(
     better, corrected within its block, comparator and metric; ``spread``, the same margin
     under random fold partitions (``robustness.random_margins``), rides beside it."""
     r = ablation_row(long, block, arm, comparator, metric)
-    claim = Claim.of_row(
-        r,
-        id=claim_id(block, arm, comparator, metric),
-        a=arm,
-        b=comparator,
-        dataset=dataset,
-        scope=f"{block}: {', '.join(canonical(str(r['families']).split(', ')))}",
-        metric=metric,
-        unit="images",
-        alternative="greater",
-        family=family_name(block, comparator, metric),
-        alpha=alpha,
-        role=role,
-        note="fold partition seed 42",
-    )
+    claim = _claim(r, dataset=dataset, alpha=alpha, role=role)
     return claim if spread is None else claim.with_spread(spread)
+
+
+def table2_claims(
+    long: pd.DataFrame,
+    *,
+    dataset: str,
+    alpha: float = 0.05,
+    headline: Sequence[str] = (),
+    spreads: Mapping[str, Sequence[float] | np.ndarray] | None = None,
+) -> list[Claim]:
+    """Every row of :func:`ablate_inputs`'s long table as a ledger row, in its order: each
+    correction family then holds every arm it was corrected over. ``headline`` names the
+    ids a page leads with; ``spreads`` gives, by id, the margin under random partitions."""
+    spreads = spreads or {}
+    out = []
+    for _, r in long.iterrows():
+        cid = claim_id(str(r["block"]), str(r["arm"]), str(r["comparator"]), str(r["metric"]))
+        claim = _claim(r, dataset=dataset, alpha=alpha,
+                       role="headline" if cid in headline else "")  # fmt: skip
+        out.append(claim.with_spread(spreads[cid]) if cid in spreads else claim)
+    return out
+
+
+def best_of_table(long: pd.DataFrame) -> pd.DataFrame:
+    """Per block tested and metric: the best single model against the panel mean, with
+    ``p_max``, the max-statistic p that pays for having picked the model as the best of the
+    block's families."""
+    sel = long[
+        (long["arm"] == "best single")
+        & (long["comparator"] == "panel mean")
+        & (long["same_as"] == "")
+    ]
+    cols = ["block", "families", "best_family", "metric", "value", "comparator_value",
+            "delta", "ci_low", "ci_high", "p_max"]  # fmt: skip
+    return sel[cols].reset_index(drop=True)
+
+
+def best_of_claims(table: pd.DataFrame, *, dataset: str, alpha: float = 0.05) -> list[Claim]:
+    """The rows of :func:`best_of_table` as best-of ledger rows: the decisive p is the
+    max-statistic p (a family of one each: it already pays for the selection)."""
+    return [
+        Claim(
+            id=f"{slug(str(r['block']))}:best_single-vs-panel_mean:{r['metric']}:max",
+            a=f"{r['best_family']} (the best single model of the {r['block']} block)",
+            b="the panel mean",
+            dataset=dataset,
+            scope=f"{r['block']}: {', '.join(canonical(str(r['families']).split(', ')))}",
+            metric=str(r["metric"]),
+            unit="images",
+            estimate=float(r["delta"]),
+            ci_low=float(r["ci_low"]),
+            ci_high=float(r["ci_high"]),
+            p=float(r["p_max"]),
+            alternative="greater",
+            kind="best-of",
+            alpha=alpha,
+            symbol=SYMBOLS.get(str(r["metric"]), "Δ"),
+            note="max-statistic p over the block's families",
+        )
+        for _, r in table.iterrows()
+    ]
+
+
+COMPARATOR_WORDS = {"best single": "the best single model", "panel mean": "the panel mean"}
+"""How a sentence names the two comparators of Table 2."""
+
+
+def block_words(claims: Sequence[Claim]) -> dict[str, dict[str, Any]]:
+    """How a sentence names each Table 2 row's sides (``Notebook.claims_table``'s ``words``)."""
+    name = lambda arm: COMPARATOR_WORDS.get(arm) or plain_arm(arm)  # noqa: E731
+    return {c.id: {"a": name(c.a), "b": name(c.b)} for c in claims}

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.stats import add_q, bootstrap_arms, spearman, summarize_paired
+from judgepanel.stats.claims import Claim, Family, slug
 
 COLUMNS: tuple[str, ...] = (
     "family", "dimension", "rho_own", "own_low", "own_high", "other", "rho_other",
@@ -110,3 +111,57 @@ def correlation_matrix(
                 for a in attributes
             ]
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(attributes))
+
+
+FAMILY = "convergent"
+"""The family of the table's margins: every prompt with a tested margin."""
+
+
+def correction_family(alpha: float = 0.05) -> Family:
+    """The margins' family, declared before they are computed (BH over the tested rows)."""
+    return Family(
+        FAMILY,
+        "01 convergent validity: each dimension prompt's ρ with its own attribute against "
+        "its ρ with the highest other attribute, one-sided, BH over the prompts tested",
+        alpha=alpha,
+    )
+
+
+def untested_reason(row: pd.Series) -> str:
+    """Why a row of :func:`validity_table` has no test ("" when it has one)."""
+    if not np.isfinite(row["p"]):
+        if not np.isfinite(row["rho_own"]):
+            return "the prompt's answers do not vary: no correlation"
+        return "no other attribute with a correlation to compare with"
+    return ""
+
+
+def validity_claims(table: pd.DataFrame, *, dataset: str, alpha: float = 0.05) -> list[Claim]:
+    """Every row of :func:`validity_table` as a ledger row, in its order: a one-sided test
+    that the prompt's own attribute correlates higher than the highest other; a row
+    without a test is kept out of the family with its reason."""
+    out = []
+    for _, r in table.iterrows():
+        why = untested_reason(r)
+        other = r["other"] if isinstance(r["other"], str) else "the other attributes"
+        out.append(
+            Claim(
+                id=f"convergent:{slug(str(r['family']))}:{slug(str(r['dimension']))}",
+                a=f"{r['family']}'s {r['dimension']} prompt's ρ with its own attribute",
+                b=f"its ρ with {other} (the highest other attribute by point estimate)",
+                dataset=dataset,
+                scope=f"{r['family']}: {r['dimension']} prompt",
+                metric="spearman",
+                unit="images",
+                estimate=float(r["margin"]),
+                ci_low=float(r["ci_low"]),
+                ci_high=float(r["ci_high"]),
+                p=float(r["p"]),
+                q=float(r["q"]),
+                alternative="greater",
+                family="" if why else FAMILY,
+                excluded=why,
+                alpha=alpha,
+            )
+        )
+    return out

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from judgepanel.stats import bh
+from judgepanel.stats.claims import Claim, Family, slug
 from judgepanel.studies.fusion.mtmm import OVERALL, paired_partials
 
 ATTRIBUTE = "semantic"
@@ -86,3 +87,42 @@ def fourth_attribute_cells(
     out["q"] = bh(out["p"].to_numpy())
     out["validated"] = (out["delta"] > 0) & (out["q"] < 0.05)
     return out
+
+
+FAMILY = "fourth-attribute:cells"
+"""The held-out attribute's family: every family × prompt cell of the table."""
+
+
+def correction_family(alpha: float = 0.05) -> Family:
+    """The cells' family, declared before they are computed (BH over the table's cells)."""
+    return Family(
+        FAMILY,
+        f"01 held-out attribute ({ATTRIBUTE}): the {' and '.join(PROMPTS)} prompts' partial ρ "
+        "against the holistic prompt's, per family, one-sided, BH over the cells",
+        alpha=alpha,
+    )
+
+
+def cell_claims(cells: pd.DataFrame, *, dataset: str, alpha: float = 0.05) -> list[Claim]:
+    """Every row of :func:`fourth_attribute_cells`'s table as a ledger row, in its order."""
+    return [
+        Claim(
+            id=f"fourth:{slug(str(r['prompt']))}:{slug(str(r['family']))}",
+            a=f"{r['family']}'s {r['prompt']} prompt",
+            b=f"{r['family']}'s holistic prompt",
+            dataset=dataset,
+            scope=f"partial ρ with the human {r['attribute']} rating given the overall score",
+            metric="partial_spearman",
+            unit="images",
+            estimate=float(r["delta"]),
+            ci_low=float(r["ci_low"]),
+            ci_high=float(r["ci_high"]),
+            p=float(r["p"]),
+            q=float(r["q"]),
+            alternative="greater",
+            family=FAMILY,
+            alpha=alpha,
+            symbol="Δ partial ρ",
+        )
+        for _, r in cells.iterrows()
+    ]

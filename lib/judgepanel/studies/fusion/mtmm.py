@@ -14,7 +14,8 @@ dataset's table carries ``q_dataset`` (Benjamini-Hochberg within that dataset), 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,7 @@ from judgepanel.stats import (
     spearman,
     summarize_paired,
 )
+from judgepanel.stats.claims import Claim, Family, count_claim, slug
 
 OVERALL = "mean_score"
 
@@ -304,3 +306,70 @@ def mtmm_matrix(
                 for a in attributes
             }
     return pd.DataFrame(rows).T.astype(float).rename_axis("prompt")
+
+
+FAMILY = "mtmm:cells"
+"""The MTMM cells' correction family: every cell of every rated dataset (``q_pooled``)."""
+
+
+def correction_family(datasets: Sequence[str], alpha: float = 0.05) -> Family:
+    """The cells' family, declared before they are computed: BH over every cell of every
+    rated dataset of the profile, as seed 000 corrects them (:func:`pool_cells`)."""
+    return Family(
+        FAMILY,
+        f"01 MTMM cells of {', '.join(datasets)}: a dimension prompt's partial ρ with its "
+        "attribute against the holistic prompt's, one-sided, BH over every cell (q_pooled)",
+        alpha=alpha,
+    )
+
+
+def cell_claims(pooled: pd.DataFrame, alpha: float = 0.05) -> list[Claim]:
+    """Every row of :func:`pool_cells`'s table as a ledger row, in its order: a one-sided
+    test that the dimension prompt's partial correlation is the larger, decided by
+    ``q_pooled`` in :data:`FAMILY`."""
+    return [
+        Claim(
+            id=f"mtmm:{slug(str(r['dataset']))}:{slug(str(r['family']))}:{slug(str(r['attribute']))}",
+            a=f"{r['family']}'s {r['attribute']} prompt",
+            b=f"{r['family']}'s holistic prompt",
+            dataset=str(r["dataset"]),
+            scope=f"partial ρ with the human {r['attribute']} rating given the overall score",
+            metric="partial_spearman",
+            unit="images",
+            estimate=float(r["delta"]),
+            ci_low=float(r["ci_low"]),
+            ci_high=float(r["ci_high"]),
+            p=float(r["p"]),
+            q=float(r["q_pooled"]),
+            alternative="greater",
+            family=FAMILY,
+            alpha=alpha,
+            symbol="Δ partial ρ",
+        )
+        for _, r in pooled.iterrows()
+    ]
+
+
+def count_of(
+    recorded: Sequence[Claim],
+    keep: Callable[[Claim], bool],
+    *,
+    id: str,
+    family: str,
+    what: str,
+    over: str,
+    **fields: object,
+) -> Claim:
+    """ "k of n with q < alpha" over the recorded rows of one family that ``keep`` selects
+    (one dataset's cells of a family pooled over datasets, one prompt's cells), as a count
+    row naming ``family`` (the page's name for it) in its scope.
+
+    ``recorded`` are the rows as the page recorded them (``Notebook.claims_table``'s
+    return), whose family carries the page's full id; the count is over their q, the
+    correction of the whole family."""
+    inside = [c for c in recorded if keep(c) and not c.excluded and c.family]
+    if not inside:
+        raise ValueError(f"count {id!r}: no recorded row of family {family!r} is selected")
+    fields.setdefault("dataset", inside[0].dataset)
+    row = count_claim(id, inside, inside[0].family, what=what, over=over, **fields)
+    return replace(row, scope=family)

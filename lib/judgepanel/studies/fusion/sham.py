@@ -9,6 +9,7 @@ the sham does as well as the real rubric; if the criteria matter, it costs accur
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -141,3 +142,17 @@ def sham_claim(
         role=role,
         note="fold partition seed 42",
     )
+
+
+def sham_claims(
+    table: pd.DataFrame, *, dataset: str, headline: Sequence[str] = (), alpha: float = 0.05
+) -> list[Claim]:
+    """Every row of :func:`compare_sham`'s table as a ledger row, in its order, so each
+    family holds both sham arms it was corrected over; ``headline`` names the ids a page
+    leads with."""
+    out = []
+    for _, r in table.iterrows():
+        claim = sham_claim(table, str(r["arm"]), str(r["comparator"]), dataset=dataset,
+                           metric=str(r["metric"]), alpha=alpha)  # fmt: skip
+        out.append(replace(claim, role="headline") if claim.id in headline else claim)
+    return out

@@ -348,6 +348,53 @@ def compare_two_trios(
     return pd.DataFrame(rows)
 
 
+SAME_TRIO = (
+    "the three families with the highest holistic ρ by point estimate are the pre-declared "
+    "trio: a trio against itself"
+)
+"""Why the trio chosen by holistic ρ is not compared with the pre-declared trio when the two
+are one trio (the difference is zero by construction)."""
+
+
+def versus_claims(
+    versus: pd.DataFrame | None,
+    chosen: Sequence[str],
+    predeclared: Sequence[str],
+    *,
+    dataset: str,
+    alpha: float = 0.05,
+) -> list[Claim]:
+    """The trio chosen by holistic ρ against the pre-declared trio as ledger rows, one per row
+    of :func:`compare_two_trios`'s table (two-sided, a family of one each: exploratory).
+
+    When the two are one trio there is nothing to test: ``versus`` is None and the one row
+    returned is kept out of every family (:data:`SAME_TRIO`), with no numbers.
+    """
+    a = f"the three families with the highest holistic ρ by point estimate ({trio_label(chosen)})"
+    b = f"the pre-declared trio ({trio_label(predeclared)})"
+    scope = f"trios: {', '.join(canonical(chosen))} against {', '.join(canonical(predeclared))}"
+    if set(chosen) == set(predeclared):
+        nan = float("nan")
+        return [
+            Claim(
+                id="trio:chosen-vs-pre-declared:spearman", a=a, b=b, dataset=dataset,
+                scope=scope, metric="spearman", unit="images", estimate=nan, ci_low=nan,
+                ci_high=nan, excluded=SAME_TRIO, alpha=alpha,
+            )
+        ]  # fmt: skip
+    if versus is None:
+        raise ValueError("two different trios need compare_two_trios's table")
+    return [
+        Claim.of_row(
+            {**r.to_dict(), "q": float("nan")}, a=a, b=b, dataset=dataset,
+            id=f"trio:chosen-vs-pre-declared:{r['metric']}", scope=scope,
+            metric=str(r["metric"]), unit="images",
+            alternative="two-sided", alpha=alpha, note=f"fold partition seed {FOLD_SEED}",
+        )
+        for _, r in versus.iterrows()
+    ]  # fmt: skip
+
+
 def _key(fused: Mapping[tuple[str, ...], np.ndarray], trio: Sequence[str]) -> tuple[str, ...]:
     for key in fused:
         if set(key) == set(trio):
