@@ -144,3 +144,14 @@ def test_the_index_opens_with_findings_from_rows_of_any_sign():
     (key,) = key_claims(_ledger(rows))
     assert (key["tested"], key["q"], key["verdict"]) == ("two-sided", "p = 0.400",
                                                          "no detectable difference")  # fmt: skip
+
+
+def test_a_picked_leader_behind_its_comparator_is_not_called_highest():
+    behind = _claim(kind="best-of", alternative="greater", estimate=-0.006, ci_low=-0.08,
+                    ci_high=0.07, p=0.95)  # fmt: skip
+    assert behind.verdict == "no detectable gain"
+    assert "highest" not in behind.words() and "selection-adjusted" in behind.words()
+    ahead = _claim(kind="best-of", alternative="greater", estimate=0.02, ci_low=-0.03,
+                   ci_high=0.07, p=0.4)  # fmt: skip
+    assert ahead.verdict == "highest by point estimate only"
+    assert _claim(kind="best-of", alternative="greater", p=0.001).verdict == "leads"

@@ -65,7 +65,8 @@ KINDS = ("difference", "non-inferiority", "alt-test", "count", "best-of")
 * ``alt-test``: the alternative annotator test: passes / does not pass;
 * ``count``: how many rows of a family have q below its alpha ("k of n with q < 0.05");
 * ``best-of``: the leader of several, by a selection-adjusted (max-statistic) test: leads
-  / highest by point estimate only."""
+  / highest by point estimate only (/ no detectable gain, where the one picked is not even
+  ahead of the comparator by its estimate)."""
 ALTERNATIVES = ("two-sided", "greater", "less")
 SYMBOLS = {"spearman": "Δρ", "kendall_b": "Δτ_b"}
 """How a sentence names a difference of each rank metric."""
@@ -236,8 +237,10 @@ class Claim:
             return f"a loss of {m} not ruled out"
         if self.kind == "alt-test":
             return PASSES if self.passes else DOES_NOT_PASS
-        # best-of
-        return LEADS if self.passes and self.ci_low > 0 else HIGHEST_ONLY
+        # best-of: the picked one ahead, ahead by its estimate only, or not even that
+        if self.passes and self.ci_low > 0:
+            return LEADS
+        return HIGHEST_ONLY if self.estimate > 0 else wording.NO_GAIN
 
     @property
     def margin_text(self) -> str:
@@ -285,6 +288,8 @@ class Claim:
             return f"{a} {v} the alternative annotator test against {b} ({shown}{rule}{nums})"
         if v == LEADS:
             return f"{a} {v} {b} ({nums}, selection-adjusted)"
+        if v == wording.NO_GAIN:
+            return f"{a} shows {v} over {b} ({nums}, selection-adjusted)"
         return f"{a} is {v}; no test separates it from {b} ({nums}, selection-adjusted)"
 
     def words(self, a: str | None = None, b: str | None = None, **kw: Any) -> str:
