@@ -4,6 +4,7 @@ passes exactly when the test does (before the correction over judges)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -13,10 +14,9 @@ import pytest
 
 from judgepanel.datasets import Dataset
 from judgepanel.stats import alpha_interval, alt_test, icc_table, judge_agreement
-from judgepanel.stats.claims import Family
+from judgepanel.stats.claims import DOES_NOT_PASS, PASSES, Family
 from judgepanel.stats.panel_size import panel_size
 from judgepanel.stats.scale_map import LinearMap
-from judgepanel.stats.wording import BEATS
 from judgepanel.studies import agreement
 from judgepanel.studies.agreement.data import MEAN_RATER
 from judgepanel.studies.agreement.measures import alt_table, complete_block
@@ -150,11 +150,12 @@ def test_a_claim_passes_the_decisive_annotator_exactly_when_the_test_passes(nois
     for name, res in results.items():
         (claim,) = agreement.alt_claims({name: res}, dataset="synthetic", family=fam)
         assert claim.alternative == "greater" and claim.extra["passed"] == res.passed
+        assert claim.kind == "alt-test"
         assert (claim.p <= res.q) == res.passed
         if res.passed and claim.p < res.q:
-            assert claim.verdict == BEATS
+            assert claim.verdict == PASSES
         else:
-            assert claim.verdict != BEATS
+            assert claim.verdict == DOES_NOT_PASS
 
 
 def test_the_correction_over_judges_is_never_looser_than_the_test(data):
@@ -163,8 +164,24 @@ def test_the_correction_over_judges_is_never_looser_than_the_test(data):
     assert len(claims) == len(FAMILIES) + 1
     for c in claims:
         assert c.q >= c.p
-        if c.verdict == BEATS:
+        if c.verdict == PASSES:
             assert c.extra["passed"]
+
+
+def test_tests_equal_by_construction_are_not_made():
+    """The panel mean of one family is that family; the pool of one dimension is that
+    dimension: neither is tested again."""
+    humans, judges = _world(seed=2)
+    data = _data(humans, judges[judges["family"] == "aurora"])
+    results = agreement.alt_tests(data, epsilon=0.2, min_items=10)
+    assert list(results) == ["aurora", "panel mean"]
+    assert isinstance(results["panel mean"], str) and "one family" in results["panel mean"]
+    assert not isinstance(results["aurora"], str)
+    one_dim = dataclasses.replace(data, question="quality")
+    assert agreement.pooled_alt_tests([one_dim], epsilon=0.2, min_items=10) == {}
+    two = [one_dim, dataclasses.replace(data, question="colour")]
+    pooled = agreement.pooled_alt_tests(two, epsilon=0.2, min_items=10)
+    assert not isinstance(pooled["aurora"], str) and isinstance(pooled["panel mean"], str)
 
 
 def test_without_rater_ids_the_rater_statistics_are_skipped():
@@ -190,7 +207,12 @@ def test_the_card_has_one_row_per_family_and_round_trips(data, tmp_path: Path):
     card = agreement.card_rows(data, agree, repeat, verdicts)
     assert list(card["judge"]) == list(FAMILIES)
     assert card.loc[0, "usd_per_1000"] == pytest.approx(0.2 / N_IMAGES * 1000)
-    assert set(card["alt_test"]) <= {"passed", "not passed"}
+    assert set(card["alt_test"]) <= {PASSES, DOES_NOT_PASS}
+    # each verdict is its ledger row's, and the row's id goes with it for the index's link
+    by_judge = {c.a: c for c in claims}
+    for row in card.itertuples():
+        assert row.alt_test == by_judge[row.judge].verdict
+        assert row.claim == f"run.10.{by_judge[row.judge].id}"
     (tmp_path / "tables").mkdir()
     card.to_csv(tmp_path / "tables" / agreement.CARD_FILE, index=False)
     rows = agreement.read_card(tmp_path)

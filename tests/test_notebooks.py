@@ -231,7 +231,8 @@ def _check_09(tables: Path, markdown: str) -> None:
 def _check_10(tables: Path, markdown: str) -> None:
     card = pd.read_csv(tables / "judge_card.csv", keep_default_na=False)
     assert list(card["judge"]) == ["aurora", "basalt", "cobalt", "dune", "ember"]
-    assert set(card["alt_test"]) <= {"passed", "not passed"}
+    assert set(card["alt_test"]) <= {"passes", "does not pass"}
+    assert all(c.startswith("test-para.10.alt-test-") for c in card["claim"])  # the index links
     alt = pd.read_csv(tables / "table_alt_test.csv").set_index("judge")
     assert "panel mean" in alt.index and (alt["epsilon"] == 0.1).all()
     assert (alt["metric"] == "neg_rmse").all() and (alt["mapping"] == "linear 1-10 -> 1-5").all()
@@ -247,6 +248,11 @@ def _check_10(tables: Path, markdown: str) -> None:
     dim_alt = pd.read_csv(tables / "table_dimension_alt_test.csv", keep_default_na=False)
     assert set(dim_alt["dimension"]) == {"quality", "composition", "colour", "pooled dimensions"}
     assert markdown.index("Against the human mean") < markdown.index("Per dimension:")
+    # the passes are counted by a row of their own over the section's family
+    assert "judge and dimension tests of this section that pass within ε = 0.1: " in markdown
+    ledger = json.loads((tables.parent / "claims.json").read_text(encoding="utf-8"))
+    rows = ledger["10_agreement"]["claims"].values()
+    assert {r["kind"] for r in rows} == {"alt-test", "count"}
 
 
 CHECKS = {

@@ -15,6 +15,8 @@ from judgepanel.core.paths import project_root
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.core.settings import ScoreSettings
 from judgepanel.datasets import load_dataset
+from judgepanel.stats.claims import NOT_TESTED
+from judgepanel.stats.wording import BEATS, FALLS_BELOW, NO_DIFFERENCE, NO_LOSS
 from judgepanel.studies.fusion import temperature as tr
 from judgepanel.studies.fusion.plan import plan_dataset
 
@@ -109,18 +111,34 @@ def test_a_rule_fails_where_high_temperature_hurts():
     assert not dims.loc[["colour", "distinctiveness", "emotion"], "confident"].any()
     assert (dims.loc[["quality", "composition"], "ci_high"] < 0).all()
     assert not res.tolerates_high
-    verdicts = res.verdicts().set_index("claim")["verdict"]
-    assert verdicts["tolerates_high"] == "failed"
+    claims = tr.rule_claims(res, rule, family="f", role="confirmatory")
+    # one registered test per confident dimension, one-sided for a loss at 0.025, alone
+    assert [c.scope.split("'s ")[1].split(" ")[0] for c in claims.dimensions] == [
+        "quality", "composition"]  # fmt: skip
+    for c in claims.dimensions:
+        assert (c.kind, c.alternative, c.alpha, c.level, c.family) == (
+            "difference", "less", 0.025, 0.95, "")  # fmt: skip
+        assert c.verdict == FALLS_BELOW
+    # the first claim is the count of losing dimensions, a row of its own
+    assert claims.tolerates.kind == "count" and claims.tolerates.extra["n"] == 2
+    assert claims.tolerates.verdict == "2 of 2 with q < 0.025"
     # inverted keeps the confident dimensions at low temperature: it must win clearly
-    assert res.inverted_beats and verdicts["inverted_beats_differentiated"] == "supported"
+    assert res.inverted_beats and claims.inverted.verdict == BEATS
+    assert (claims.inverted.alternative, claims.inverted.family) == ("greater", "")
+    table = tr.verdicts({"toy": claims}, {"toy": "confirmatory"}).set_index("registered_claim")
+    assert table.loc["tolerates_high", "verdict"] == "2 of 2 with q < 0.025"
+    assert table.loc["inverted_beats_differentiated", "claim"] == claims.inverted.id
 
 
 def test_no_confident_dimension_makes_the_first_claim_untestable():
     rule = tr.load_rule(RULE)
     rule = tr.TemperatureRule(**{**rule.__dict__, "n_resamples": 200, "confident_rho": 0.99})
     grid, y = _grid(n=120, seed=1)
-    verdicts = tr.evaluate_rule(grid, y, rule, dataset="toy").verdicts().set_index("claim")
-    assert verdicts.loc["tolerates_high", "verdict"] == "not testable"
+    res = tr.evaluate_rule(grid, y, rule, dataset="toy")
+    claims = tr.rule_claims(res, rule, family="f", role="confirmatory")
+    assert not claims.dimensions and not res.tolerates_high
+    assert claims.tolerates.excluded.startswith("no dimension is confident on toy")
+    assert claims.tolerates.verdict == NOT_TESTED and not claims.tolerates.family
 
 
 def test_commit_time_and_first_grid_score(tmp_path):
@@ -178,8 +196,11 @@ def test_a_met_non_rejection_criterion_is_no_loss_detected_never_no_worse():
     grid, y = _grid(seed=3)
     grid[max(grid)] = grid[min(grid)].copy()  # high temperature scores equal to low ones
     res = tr.evaluate_rule(grid, y, rule, dataset="toy")
-    verdicts = res.verdicts().set_index("claim")
+    claims = tr.rule_claims(res, rule, family="f", role="confirmatory")
     assert res.tolerates_high
-    assert verdicts.loc["tolerates_high", "verdict"] == "no loss detected"
-    evidence = verdicts.loc["tolerates_high", "evidence"]
-    assert "allow losses down to" in evidence and "no worse" not in evidence
+    # one-sided rows for a loss that find none, and a count of 0: never "no worse"
+    assert {c.verdict for c in claims.dimensions} <= {NO_LOSS, NO_DIFFERENCE}
+    assert claims.tolerates.verdict == "0 of 2 with q < 0.025"
+    words = claims.tolerates.words()
+    assert "no worse" not in words and "not worse" not in words
+    assert "no loss was detected" in claims.tolerates.note

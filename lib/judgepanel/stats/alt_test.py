@@ -72,7 +72,8 @@ class AltTestResult:
         n_annotators: annotators tested.
         skipped: annotators left out for having too few instances.
         per_annotator: one row per tested annotator: ``annotator``, ``n_items``,
-            ``rho_judge``, ``rho_human``, ``t``, ``p``, ``q_by``, ``rejected``.
+            ``rho_judge``, ``rho_human``, ``t``, ``se`` (the standard error of the mean of
+            d, the t-test's denominator), ``p``, ``q_by``, ``rejected``.
     """
 
     winning_rate: float
@@ -240,7 +241,8 @@ def alt_test(
         s_judge = alignment(judge_values[items], others, metric)
         w_judge = (s_judge >= s_human).astype(np.float64)
         w_human = (s_human >= s_judge).astype(np.float64)
-        test = stats.ttest_1samp(w_human - w_judge, epsilon, alternative="less")
+        d = w_human - w_judge
+        test = stats.ttest_1samp(d, epsilon, alternative="less")
         rows.append(
             {
                 "annotator": annotator,
@@ -248,6 +250,7 @@ def alt_test(
                 "rho_judge": float(w_judge.mean()),
                 "rho_human": float(w_human.mean()),
                 "t": float(test.statistic),
+                "se": float(d.std(ddof=1) / np.sqrt(n_items)),
                 "p": float(test.pvalue),
             }
         )

@@ -35,7 +35,14 @@ from judgepanel.studies.agreement.measures import (
     pooled_mapping,
     repeatability,
 )
-from judgepanel.studies.agreement.verdicts import ALT_FAMILY, alt_claims, alt_family
+from judgepanel.studies.agreement.verdicts import (
+    ALT_FAMILY,
+    alt_claims,
+    alt_family,
+    closest_to_passing,
+    count_passes,
+    section_claims,
+)
 
 __all__ = [
     "ALT_FAMILY",
@@ -53,6 +60,8 @@ __all__ = [
     "alt_table",
     "alt_tests",
     "card_rows",
+    "closest_to_passing",
+    "count_passes",
     "dimension_table",
     "human_reliability",
     "judges_vs_humans",
@@ -65,5 +74,6 @@ __all__ = [
     "questions",
     "read_card",
     "repeatability",
+    "section_claims",
     "study_inputs",
 ]

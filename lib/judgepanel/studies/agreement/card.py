@@ -13,7 +13,6 @@ from pathlib import Path
 import pandas as pd
 
 from judgepanel.stats.claims import Claim
-from judgepanel.stats.wording import BEATS
 from judgepanel.studies.agreement.data import AgreementData
 
 CARD_TABLE = "judge_card"
@@ -37,11 +36,12 @@ def card_rows(
     verdicts: dict[str, tuple[Claim, str]],
 ) -> pd.DataFrame:
     """One row per family: QWK, alpha, repeatability (alpha over repetitions), the alt-test
-    as the ledger decides it (``passed`` where its verdict is "beats", else ``not passed``,
-    or why it was not run), the ledger id of that claim, and USD per 1,000 images as billed.
+    as its ledger row words it (``alt_test``: the row's verdict, "passes", "does not pass" or
+    "not tested", or why the test was not run), the row's full ledger id (``claim``, for the
+    index to link the verdict to its row), and USD per 1,000 images as billed.
 
     Args:
-        verdicts: judge -> (its recorded claim, its ledger id).
+        verdicts: judge -> (its recorded claim, its full ledger id).
     """
     est = agreement.pivot(index="family", columns="metric", values="estimate")
     rep = repeat.set_index("family")
@@ -51,7 +51,7 @@ def card_rows(
         if claim is None:
             outcome = "not run: no rater ids" if data.reason else "not run"
         else:
-            outcome = "passed" if claim.verdict == BEATS else "not passed"
+            outcome = claim.verdict
         cost = data.cost.loc[family] if family in data.cost.index else None
         rows.append(
             {

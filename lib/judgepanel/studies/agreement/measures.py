@@ -165,15 +165,18 @@ def alt_tests(
     """The alternative annotator test of each family and of the panel mean.
 
     A judge the test cannot run on (no annotator with ``min_items`` usable images) gets
-    the reason as a string instead of a result. Empty without rater ids.
+    the reason as a string instead of a result, and so does the panel mean of a single
+    family: it is that family, and its test would be the family's test again. Empty
+    without rater ids.
     """
     if data.humans is None:
         return {}
     means = data.judge_means()
     judges = {f: means[means[RATER] == f].set_index(ITEM)[SCORE] for f in data.families}
-    judges[PANEL] = data.panel_mean()
     scale = data.scale if metric == "accuracy" else None
     out: dict[str, AltTestResult | str] = {}
+    if len(data.families) > 1:
+        judges[PANEL] = data.panel_mean()
     for name, scores in judges.items():
         try:
             out[name] = alt_test(
@@ -188,6 +191,8 @@ def alt_tests(
             )
         except ValueError as exc:
             out[name] = str(exc)
+    if PANEL not in judges:
+        out[PANEL] = f"the panel mean of one family is that family ({', '.join(data.families)})"
     return out
 
 
@@ -254,10 +259,11 @@ def pooled_alt_tests(
     scores are mapped onto its attribute's range first (for ``accuracy`` also rounded to
     its grid); the test then compares on the people's scales as they are, and each result
     names the maps. An annotator's instances are the images they rated times the pooled
-    dimensions. Empty when no dimension has rater ids.
+    dimensions. Empty when fewer than two dimensions have rater ids (the pool of one
+    dimension is that dimension's test again).
     """
     rated = [d for d in inputs if d.humans is not None and d.question != HOLISTIC]
-    if not rated:
+    if len(rated) < 2:
         return {}
     humans = pd.concat(
         [d.humans.assign(**{DIMENSION: d.question}) for d in rated if d.humans is not None],
@@ -281,6 +287,9 @@ def pooled_alt_tests(
     out: dict[str, AltTestResult | str] = {}
     for name, parts in scores.items():
         if not parts:
+            continue
+        if name == PANEL and len(families) < 2:
+            out[name] = f"the panel mean of one family is that family ({', '.join(families)})"
             continue
         try:
             result = alt_test(

@@ -4,14 +4,23 @@ A rule file (``rubric/prereg/*.yaml``) fixes, before any grid score exists, the 
 the exploratory and confirmatory datasets, the temperature grid, the image subset and two
 claims: confident dimensions tolerate high temperature, and an inverted per-dimension
 temperature assignment beats the differentiated one. :func:`evaluate_rule` tests both on
-one dataset's grid scores; the verdict is read on the confirmatory dataset only.
+one dataset's grid scores and :func:`rule_claims` states them as ledger rows; the verdict
+is read on the confirmatory dataset only.
+
+Each registered criterion is a 95% interval's position, which is a one-sided test at
+``(1 - confidence) / 2`` (0.025): so are the rows. The first claim is one test per confident
+dimension, for a loss (high minus low below zero), each on its own as registered (no
+correction over dimensions), and a row counting the dimensions that lose; registered
+without an equivalence margin, a count of 0 shows only that no loss was detected. The
+second claim is one pre-declared one-sided difference, a family of one.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -22,6 +31,7 @@ import yaml
 from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import paired_bootstrap, spearman, wording
+from judgepanel.stats.claims import Claim, slug
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 
 GRID_LEVELS: tuple[str, ...] = ("low", "base", "high")
@@ -167,18 +177,26 @@ def _assignment(
     return pd.DataFrame(cols)
 
 
+def one_sided_alpha(rule: TemperatureRule) -> float:
+    """The level of the one-sided test a registered interval criterion amounts to (rounded:
+    ``(1 - 0.95) / 2`` is 0.025000000000000022 in floating point)."""
+    return round((1.0 - rule.confidence) / 2.0, 12)
+
+
 @dataclass(frozen=True)
 class RuleResult:
     """The rule tested on one dataset.
 
     Attributes:
         dataset: where it was tested.
-        dimensions: per dimension: rho at each temperature, confident, and for confident
-            ones the high-minus-low difference with its interval and whether it tolerates.
-        assignment: the inverted-minus-differentiated comparison (one row).
-        tolerates_high: the first claim's registered criterion was met (no confident
-            dimension lost detectably; not evidence of equal quality).
-        inverted_beats: the second claim's interval lies above zero.
+        dimensions: per dimension: rho at each temperature, confident, and high minus low
+            with its interval and its one-sided p for a loss (``p_loss``).
+        assignment: the inverted-minus-differentiated comparison (one row, one-sided p).
+        tolerates_high: no confident dimension shows a detectable loss (p_loss below the
+            one-sided level and the interval below zero); False without a confident one.
+            Not evidence of equal quality: no margin was registered.
+        inverted_beats: the second claim's test finds a gain (p below the one-sided level
+            and the interval above zero).
     """
 
     dataset: str
@@ -186,46 +204,6 @@ class RuleResult:
     assignment: pd.DataFrame
     tolerates_high: bool
     inverted_beats: bool
-
-    def verdicts(self) -> pd.DataFrame:
-        """The two claims and their verdicts, in words that claim no more than the test.
-
-        The first claim's registered criterion is a non-rejection (every confident
-        dimension's interval of high minus low reaches zero or above), with no equivalence
-        margin: met, it is ``no loss detected``, never "no worse", and the evidence gives the
-        largest loss the intervals still allow. Some interval wholly below zero: ``failed``;
-        no confident dimension: ``not testable``. The second claim is a superiority test:
-        ``supported`` when its interval lies above zero, else ``not supported``.
-        """
-        confident = self.dimensions[self.dimensions["confident"]]
-        if confident.empty:
-            first, evidence = "not testable", "no confident dimension"
-        else:
-            clear = int(confident["tolerates"].sum())
-            first = "no loss detected" if self.tolerates_high else "failed"
-            evidence = (
-                f"{clear} of {len(confident)} confident dimensions show no detectable loss; "
-                f"the intervals allow losses down to "
-                f"{wording.number(float(confident['ci_low'].min()), signed=True)}"
-            )
-        row = self.assignment.iloc[0]
-        return pd.DataFrame(
-            [
-                {
-                    "dataset": self.dataset,
-                    "claim": "tolerates_high",
-                    "verdict": first,
-                    "evidence": evidence,
-                },
-                {
-                    "dataset": self.dataset,
-                    "claim": "inverted_beats_differentiated",
-                    "verdict": "supported" if self.inverted_beats else "not supported",
-                    "evidence": "inverted minus differentiated "
-                    + wording.estimate(row["delta"], row["ci_low"], row["ci_high"]),
-                },
-            ]
-        )
 
 
 def evaluate_rule(
@@ -259,10 +237,9 @@ def evaluate_rule(
             n_resamples=rule.n_resamples,
             seed=seed,
             confidence=rule.confidence,
-            alternative="two-sided",
+            alternative="less",
         )
-        row.update(delta=res.delta, ci_low=res.ci_low, ci_high=res.ci_high, p=res.p)
-        row["tolerates"] = bool(res.ci_high >= 0) if row["confident"] else np.nan
+        row.update(delta=res.delta, ci_low=res.ci_low, ci_high=res.ci_high, p_loss=res.p)
         rows.append(row)
     dims = pd.DataFrame(rows)
     confident = dims.loc[dims["confident"], "dimension"].tolist()
@@ -291,8 +268,123 @@ def evaluate_rule(
             }
         ]
     )
-    tolerates = bool(confident) and bool(dims.loc[dims["confident"], "tolerates"].all())
-    return RuleResult(dataset, dims, assignment, tolerates, bool(res.ci_low > 0))
+    alpha = one_sided_alpha(rule)
+    mine = dims[dims["confident"]]
+    loses = (mine["p_loss"] < alpha) & (mine["ci_high"] < 0)
+    gain = bool(res.p < alpha and res.ci_low > 0)
+    return RuleResult(dataset, dims, assignment, bool(confident) and not loses.any(), gain)
+
+
+@dataclass(frozen=True)
+class RuleClaims:
+    """The rule's claims on one dataset as ledger rows.
+
+    Attributes:
+        dimensions: one row per confident dimension, high minus low, one-sided for a loss.
+        tolerates: the first claim: the count of ``dimensions`` where high temperature
+            falls below low, or, with no confident dimension, a row kept out of every test.
+        inverted: the second claim, inverted minus differentiated, one-sided for a gain.
+    """
+
+    dimensions: list[Claim]
+    tolerates: Claim
+    inverted: Claim
+
+
+def rule_claims(result: RuleResult, rule: TemperatureRule, *, family: str, role: str) -> RuleClaims:
+    """The rule's two claims on ``result``'s dataset as ledger rows (``role``:
+    ``confirmatory`` or ``exploratory``), each a test of its own as registered."""
+    alpha = one_sided_alpha(rule)
+    t = rule.temperatures
+    ds = result.dataset
+    high, low = f"high temperature ({t['high']:.1f})", f"low temperature ({t['low']:.1f})"
+    conf = result.dimensions[result.dimensions["confident"]]
+    dims = [
+        Claim(
+            id=f"high-vs-low-{slug(ds)}-{slug(r.dimension)}",
+            a=high,
+            b=low,
+            dataset=ds,
+            scope=f"{family}'s {r.dimension} dimension mean ({role}; confident: base ρ "
+            f"{wording.number(r.rho_base)} > {rule.confident_rho:g})",
+            metric="spearman",
+            unit="images",
+            estimate=float(r.delta),
+            ci_low=float(r.ci_low),
+            ci_high=float(r.ci_high),
+            p=float(r.p_loss),
+            alternative="less",
+            alpha=alpha,
+            level=rule.confidence,
+            symbol="Δρ",
+            note="the rule's first claim on one confident dimension: registered as its "
+            f"{rule.confidence:.0%} interval reaching zero, a one-sided test for a loss at "
+            f"{alpha:g}, on its own (no correction over dimensions, as registered)",
+        )
+        for r in conf.itertuples()
+    ]
+    claim = "the rule's first claim, tolerates_high"
+    what = f"confident dimensions of {ds} on which {high} falls below {low}"
+    over = "the registered test of each confident dimension (each a family of one, as registered)"
+    if dims:
+        loses = sum(c.verdict == wording.FALLS_BELOW for c in dims)
+        point = sum(c.estimate < 0 for c in dims)
+        tolerates = Claim(
+            id=f"tolerates-high-{slug(ds)}", a=what, b=over, dataset=ds,
+            scope=f"{claim} ({role})", metric="spearman", unit="images",
+            estimate=float(loses), ci_low=math.nan, ci_high=math.nan, kind="count",
+            alpha=alpha, extra={"n": len(dims), "point": point},
+            note="registered without an equivalence margin: a count of 0 shows only that "
+            "no loss was detected, not that high temperature is as good as low",
+        )  # fmt: skip
+    else:
+        tolerates = Claim(
+            id=f"tolerates-high-{slug(ds)}", a=high, b=low, dataset=ds,
+            scope=f"{claim} ({role})", metric="spearman", unit="images",
+            estimate=math.nan, ci_low=math.nan, ci_high=math.nan, alpha=alpha,
+            alternative="less",
+            excluded=f"no dimension is confident on {ds} (base-temperature ρ above "
+            f"{rule.confident_rho:g}): the claim has nothing to test",
+        )  # fmt: skip
+    row = result.assignment.iloc[0]
+    inverted = Claim(
+        id=f"inverted-vs-differentiated-{slug(ds)}",
+        a="the inverted assignment (low temperature on the confident dimensions, high on the "
+        "others)",
+        b="the differentiated one (the reverse)",
+        dataset=ds,
+        scope=f"{family}'s five dimension means, out-of-fold gradient boosting ({role}; "
+        f"confident: {row['confident']})",
+        metric="spearman",
+        unit="images",
+        estimate=float(row["delta"]),
+        ci_low=float(row["ci_low"]),
+        ci_high=float(row["ci_high"]),
+        p=float(row["p"]),
+        alternative="greater",
+        alpha=alpha,
+        level=rule.confidence,
+        symbol="Δρ",
+        note="the rule's second claim, pre-declared (a family of one): registered as its "
+        f"{rule.confidence:.0%} interval above zero, a one-sided test for a gain at {alpha:g}",
+    )
+    return RuleClaims(dims, tolerates, inverted)
+
+
+def verdicts(
+    claims: Mapping[str, RuleClaims],
+    roles: Mapping[str, str],
+    ids: Callable[[Claim], str] = lambda c: c.id,
+) -> pd.DataFrame:
+    """One row per dataset and registered claim: its role, the claim's key, the verdict of
+    its ledger row and the row's id (``ids``: the id a page recorded it under)."""
+    rows = []
+    for ds, c in claims.items():
+        for key, row in (("tolerates_high", c.tolerates), ("inverted_beats_differentiated",
+                                                           c.inverted)):  # fmt: skip
+            rows.append({"dataset": ds, "role": roles[ds], "registered_claim": key,
+                         "verdict": row.verdict, "claim": ids(row)})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def rule_row(rule: TemperatureRule) -> dict[str, object]:
