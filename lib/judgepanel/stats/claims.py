@@ -522,7 +522,8 @@ def family_problems(frame: pd.DataFrame, families: Iterable[Mapping[str, Any]]) 
     ``frame`` is a ledger (``claims.csv``), ``families`` the declared families (name,
     method, alpha). A family must have rows; its q must be its own rows' p corrected by its
     method (to the ledger's six significant digits); no row in it may lack a p; and no two
-    of its rows may be equal (a duplicate counts one result twice).
+    of its rows may be one comparison twice (the same sides and numbers: a duplicate counts
+    one result twice).
     """
     from statsmodels.stats.multitest import multipletests
 
@@ -544,11 +545,14 @@ def family_problems(frame: pd.DataFrame, families: Iterable[Mapping[str, Any]]) 
         if off.any():
             ids = ", ".join(rows["id"].astype(str)[off])
             found.append(f"family {name}: q is not its rows' p corrected by {fam['method']}: {ids}")
+        # one comparison twice (the same sides, with the same numbers, under another
+        # scope): two tests whose numbers tie by chance name other sides
         same = rows[["estimate", "ci_low", "ci_high", "p"]].astype(float).round(9)
+        same = same.assign(a=rows["a"].astype(str), b=rows["b"].astype(str))
         dup = same.duplicated(keep=False)
         if dup.any():
             ids = ", ".join(rows.loc[dup, "id"].astype(str))
-            found.append(f"family {name}: rows equal to each other: {ids}")
+            found.append(f"family {name}: one comparison twice (equal sides and numbers): {ids}")
     return found
 
 
