@@ -69,10 +69,16 @@ def design_scores(calls: pd.DataFrame, k_max: int, temperature: float) -> pd.Dat
 
 
 def design_accuracy(
-    scores: pd.DataFrame, human: pd.Series, *, n_resamples: int, seed: int
+    scores: pd.DataFrame,
+    human: pd.Series,
+    *,
+    n_resamples: int,
+    seed: int,
+    margin: float | None = None,
 ) -> pd.DataFrame:
     """Per family, design and metric: the estimate with its 95% interval, and the expected
-    score minus this design (``delta``) with its paired interval and two-sided ``p``.
+    score minus this design (``delta``) with its paired interval and two-sided ``p`` (with
+    a ``margin``, also ``p_noninferior``: :func:`versus`).
 
     A family is compared on the images every design of it scored.
     """
@@ -99,7 +105,7 @@ def design_accuracy(
                     "ci_low": lo,
                     "ci_high": hi,
                 }
-                row.update(versus(boot, arms, y, fn, ref, j))
+                row.update(versus(boot, arms, y, fn, ref, j, margin))
                 rows.append(row)
     return pd.DataFrame(rows)
 
@@ -109,21 +115,35 @@ def _order(g: pd.DataFrame) -> list[str]:
 
 
 def versus(
-    boot: np.ndarray, arms: np.ndarray, y: np.ndarray, fn: Any, ref: int | None, j: int
+    boot: np.ndarray,
+    arms: np.ndarray,
+    y: np.ndarray,
+    fn: Any,
+    ref: int | None,
+    j: int,
+    margin: float | None = None,
 ) -> dict[str, float]:
     """Arm ``ref`` (the expected score) minus arm ``j`` on shared bootstrap resamples
-    (``boot``, one column per arm): estimate, paired interval and two-sided p."""
+    (``boot``, one column per arm): estimate, paired interval and two-sided p; with a
+    ``margin``, also ``p_noninferior``, the one-sided p of ``ref − j > −margin`` from the
+    same resamples (the non-inferiority test of the recipe's cheaper design)."""
+    out = {"delta": math.nan, "delta_low": math.nan, "delta_high": math.nan, "p": math.nan}
+    if margin is not None:
+        out["p_noninferior"] = math.nan
     if ref is None or ref == j:
-        return {"delta": math.nan, "delta_low": math.nan, "delta_high": math.nan, "p": math.nan}
+        return out
     d = boot[:, ref] - boot[:, j]
     d = d[np.isfinite(d)]
     lo, hi = percentile_ci(d)
-    return {
-        "delta": float(fn(y, arms[ref]) - fn(y, arms[j])),
-        "delta_low": lo,
-        "delta_high": hi,
-        "p": bootstrap_p(d, "two-sided"),
-    }
+    out.update(
+        delta=float(fn(y, arms[ref]) - fn(y, arms[j])),
+        delta_low=lo,
+        delta_high=hi,
+        p=bootstrap_p(d, "two-sided"),
+    )
+    if margin is not None:
+        out["p_noninferior"] = bootstrap_p(d + margin, "greater")
+    return out
 
 
 PRICE_BASIS = "online list price of the price table, at the mean tokens of an ok call"
