@@ -13,6 +13,7 @@ from test_trios import FAMILIES, synthetic_scores
 
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.report.glossary import unbracketed_jargon
+from judgepanel.report.verdict_check import VERDICT_WORDS
 from judgepanel.stats.wording import prose_problems
 from judgepanel.studies.fusion import ablation, deploy, headroom, recipe, retest, robustness, trios
 from judgepanel.studies.fusion.blocks import build_blocks
@@ -194,7 +195,12 @@ def test_top_decile_table_caps_resamples_and_names_the_leaders(two_blocks) -> No
     text = robustness.shortlist_sentence(top, "a")
     assert text.startswith("On a, precision@10% is ") and reads_well(text)
     tied = top.assign(precision=0.5)
-    assert "no arm recovers more than another" in robustness.shortlist_sentence(tied, "b")
+    assert "every arm has the same precision@10%" in robustness.shortlist_sentence(tied, "b")
+    # one arm ahead by point estimate is described as such, never named "the best"
+    ahead = top.assign(precision=[0.9] + [0.5] * (len(top) - 1))
+    said = robustness.shortlist_sentence(ahead, str(ahead["dataset"].iloc[0]))
+    assert "the highest precision@10% by point estimate is that of" in said
+    assert not VERDICT_WORDS.search(said)
 
 
 def test_detying_is_the_median_share_where_averaging_gained() -> None:
