@@ -202,12 +202,25 @@ def fallback_shares(calls: pd.DataFrame) -> pd.Series:
     return table.set_index("family")["fallback_share"]
 
 
-def matching_families(verdicts: Mapping[str, str], fallbacks: pd.Series) -> list[str]:
-    """The families whose model sent logprobs and whose expected score's ledger row against
-    the mean of the most samples reads "no detectable difference" (``verdicts``: that row's
-    verdict per family; the test decides, not the interval alone)."""
-    return sorted(
-        f for f, s in fallbacks.items() if s < 1.0 and verdicts.get(f) == wording.NO_DIFFERENCE
+def versus_most_headline(
+    dataset: str, versus: pd.DataFrame, fallbacks: pd.Series, most: str
+) -> str:
+    """The index's headline of the expected score against the mean of the most samples, in
+    numbers only: per family whose model sent logprobs, Δρ with its interval. The verdict
+    of each is its ledger row on the page; a headline that counted the rows without a
+    detected difference would count absences of evidence as findings."""
+    sent = sorted(f for f, s in fallbacks.items() if s < 1.0)
+    rows = versus[(versus["design"] == most) & versus["family"].isin(sent)].set_index("family")
+    shown = "; ".join(
+        f"{f} {wording.number(float(r.delta), signed=True)} "
+        f"{wording.interval(float(r.ci_low), float(r.ci_high), signed=True)}"
+        for f, r in rows.iterrows()
+    )
+    return (
+        f"{dataset}: one logprob call's expected score minus the {most} samples, in ρ, for "
+        f"the {len(rows)} {'family' if len(rows) == 1 else 'families'} whose model sent "
+        f"logprobs: {shown or 'none'} (two-sided "
+        "tests, q within each family's designs, on 09's table)"
     )
 
 
@@ -232,8 +245,9 @@ def describe_designs(
             f"The expected score of one call against the {most} samples, for each family "
             "whose model sent logprobs: "
             + "; ".join(f"{f}, {versus_most[f]}" for f in with_lp)
-            + f". No equivalence margin is tested, so a difference not detected is no proof "
-            f"that they rank alike; one call costs {_span(ratio)} of the samples' cost."
+            + f". No margin is tested here, so a difference not detected is no proof that "
+            "they rank alike (04's recipe tests its two options against a margin stated "
+            f"beforehand); one call costs {_span(ratio)} of the samples' cost."
         ]
     if without:
         parts.append(f"{', '.join(without)} sent none, so its one call is one sample.")

@@ -153,22 +153,27 @@ STAND_IN_PREFIX = "imagestat-"
 """How the synthetic world's stand-in comparator files name their models."""
 
 
-def family_name(comparator: str, metric: str) -> str:
-    """The correction family of the label-matched arms against one comparator and metric."""
-    return f"label-matched:{slug(comparator)}:{metric}"
+def family_name(dataset: str, comparator: str, metric: str) -> str:
+    """The correction family of the label-matched arms of one dataset against one
+    comparator and metric (the table's q is BH within these, per dataset)."""
+    return f"label-matched:{slug(dataset)}:{slug(comparator)}:{metric}"
 
 
 def correction_families(
-    metrics: Sequence[str] = ("spearman", "kendall_b"), alpha: float = 0.05
+    datasets: Sequence[str],
+    metrics: Sequence[str] = ("spearman", "kendall_b"),
+    alpha: float = 0.05,
 ) -> list[Family]:
-    """The label-matched table's families, declared before it is computed: BH over the arms
-    against one comparator under one metric (the comparisons 02 owns are not in them)."""
+    """The label-matched table's families, declared before it is computed: per dataset, BH
+    over the arms against one comparator under one metric (the comparisons 02 owns are not
+    in them), so each family's q is its own rows' correction."""
     return [
         Family(
-            family_name(comp, metric),
-            f"04 label-matched baselines: every arm against {comp} ({metric}), one-sided",
+            family_name(n, comp, metric),
+            f"04 label-matched baselines on {n}: every arm against {comp} ({metric}), one-sided",
             alpha=alpha,
         )
+        for n in datasets
         for comp in COMPARATORS
         for metric in metrics
     ]
@@ -213,7 +218,7 @@ def baseline_claims(baselines: pd.DataFrame, alpha: float = 0.05) -> list[Claim]
             b=str(row["comparator"]),
             dataset=str(row["dataset"]),
             scope=f"best single {row['best_family']}",
-            family=family_name(str(row["comparator"]), str(row["metric"])),
+            family=family_name(str(row["dataset"]), str(row["comparator"]), str(row["metric"])),
             alpha=alpha,
         )
         for _, row in baselines[_tested(baselines)].iterrows()
