@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,7 @@ from test_trios import FAMILIES, synthetic_scores
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.report.glossary import unbracketed_jargon
 from judgepanel.report.verdict_check import VERDICT_WORDS
+from judgepanel.stats.claims import claims_frame, count_claim, family_problems
 from judgepanel.stats.wording import prose_problems
 from judgepanel.studies.fusion import ablation, deploy, headroom, recipe, retest, robustness, trios
 from judgepanel.studies.fusion.blocks import build_blocks
@@ -66,13 +68,23 @@ def test_retest_table_rows_and_a_stricter_alpha(trio_world) -> None:
     strict = retest.retest_table(blocks, probe_H, 0.9, FAMILIES, alpha=1e-3, **kw)
     assert not strict["pays"].any()
     pd.testing.assert_frame_equal(strict.drop(columns="pays"), table.drop(columns="pays"))
+    # each trio is a ledger row of the dataset's family, whose q is its rows' own BH
+    claims = retest.retest_claims(table)
+    assert [c.family for c in claims] == [retest.family_name("w")] * 10
+    assert len({c.id for c in claims}) == 10 and all(c.scope.startswith("retest") for c in claims)
+    frame = claims_frame(claims)
+    assert not family_problems(frame, [asdict(f) for f in retest.correction_families(["w"])])
+    # the count row says how many trios paid, as the pays column does
+    paid = count_claim("paid", claims, retest.family_name("w"), what="w", over="10 trios")
+    assert int(paid.estimate) == int(table["pays"].sum()) and paid.extra["n"] == 10
 
 
 def test_retest_sentences_read_well() -> None:
     frame = retest_frame()
     by_gain = headroom.retest_predictors(frame, n_permutations=199)
     text = retest.describe_retest(by_gain, ["A", "B"])
-    assert text.startswith("Headroom against gain — A: ρ = ")
+    assert text.startswith("Descriptive correlations (the trios share families")
+    assert "Headroom against gain — A: ρ = " in text
     assert "pooled, within dataset: ρ = " in text and reads_well(text)
     between = retest.describe_between(frame, by_gain, headroom.correlate_predictors(frame))
     share = headroom.between_dataset_share(frame, "headroom")
