@@ -27,7 +27,7 @@ import pandas as pd
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import wording
-from judgepanel.studies.fusion.logprob_designs import PRICE_BASIS  # noqa: F401 (re-exported: the recipe prices on this basis)
+from judgepanel.studies.fusion.logprob_designs import PRICE_BASIS
 
 PANEL = "panel"
 SINGLE = "single"
@@ -394,7 +394,8 @@ def describe_rule(rule: ThresholdRule, decisions: Sequence[Decision], *, simulat
 
 
 def describe_costs(costs: Mapping[str, pd.DataFrame]) -> str:
-    """Per dataset: calls and dollars of the best single model, the panel and the probe."""
+    """Per dataset: calls and dollars of the best single model, the panel and the probe,
+    the price basis named once (:data:`PRICE_BASIS`, the basis of every priced call here)."""
 
     def one(name: str, table: pd.DataFrame) -> str:
         c = table.set_index("option")
@@ -408,7 +409,7 @@ def describe_costs(costs: Mapping[str, pd.DataFrame]) -> str:
             f"(${c.loc['probe', 'usd_per_1000']:.2f} per 1,000)."
         )
 
-    return " ".join(one(n, t) for n, t in costs.items())
+    return " ".join(one(n, t) for n, t in costs.items()) + f" Dollars at the {PRICE_BASIS}."
 
 
 def decision_headline(decision: Decision, rule: ThresholdRule) -> tuple[str, str]:

@@ -127,7 +127,8 @@ def describe_scope(retest: pd.DataFrame, scope: str, predictor: str) -> str:
     if np.isnan(row["rho"]):
         return f"{scope}: undefined ({int(row['distinct'])} distinct value)"
     return (
-        f"{scope}: ρ = {row['rho']:+.2f} ({wording.p_value(row['p'])}, n = {int(row['n'])}, "
+        f"{scope}: ρ = {wording.number(row['rho'], 2, signed=True)} "
+        f"({wording.p_value(row['p'])}, n = {int(row['n'])}, "
         f"{int(row['distinct'])} distinct values)"
     )
 
@@ -177,10 +178,11 @@ def describe_between(
         f"agreement and {share['gain']:.0%} of gain lie between the datasets (mean headroom "
         + ", ".join(f"{n} {levels.loc[n, 'headroom']:.3f}" for n in names)
         + "; mean gain "
-        + ", ".join(f"{n} {levels.loc[n, 'gain']:+.3f}" for n in names)
-        + f"), and headroom and agreement correlate at r = {c.loc['pooled', 'r']:+.2f} pooled "
+        + ", ".join(f"{n} {wording.number(levels.loc[n, 'gain'], signed=True)}" for n in names)
+        + "), and headroom and agreement correlate at r = "
+        f"{wording.number(c.loc['pooled', 'r'], 2, signed=True)} pooled "
         "against "
-        + ", ".join(f"{c.loc[n, 'r']:+.2f} within {n}" for n in names)
+        + ", ".join(f"{wording.number(c.loc[n, 'r'], 2, signed=True)} within {n}" for n in names)
         + ". "
         + mixed
         + "the within-dataset rows compare trios within one dataset, on "
