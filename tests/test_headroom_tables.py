@@ -312,6 +312,11 @@ def test_label_matched_sentences_name_the_stand_in_files() -> None:
     assert "panel mean" not in plain  # an arm the sentence does not show
     assert "the fused score (H+P_gb) ρ = 0.400 (the fused score (H+P_gb) against the best" in plain
     assert reads_well(plain)
+    # every test the sentence states is its ledger row's (state quotes it), no q by hand
+    quoted = robustness.describe_label_matched(table, {}, state=lambda c: f"<{c.id}>")
+    own = [c for c in robustness.baseline_claims(table)
+           if c.b == "best single" and c.metric == "spearman"]  # fmt: skip
+    assert own and all(f"<{c.id}>" in quoted for c in own) and "q = " not in quoted
     stand_in = robustness.describe_label_matched(table, {"a": ["imagestat-exposure"]})
     assert "stand-in script, not aesthetics models" in stand_in
     real = robustness.describe_label_matched(table, {"a": ["imagestat-x", "nima"]})

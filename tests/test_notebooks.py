@@ -69,6 +69,7 @@ def _check_04(tables: Path, markdown: str) -> None:
         "table_robustness",
         "table_partitions",
         "table_baselines",
+        "table_baselines_owned",
         "table_transfer",
         "table_granularity",
         "table_feature_selection",
