@@ -356,7 +356,12 @@ def test_recipe_table_and_sentences() -> None:
     text = recipe.describe_rule(rule, list(decided.values()), simulated=True)
     assert text.startswith("Rule: a panel if headroom >= 0.350") and "simulated" in text
     assert "what the retest learnt" not in text and reads_well(text)
+    # the tally of paying trios names the count rows it sums
+    linked = recipe.describe_rule(rule, list(decided.values()), simulated=True,
+                                  counted=["<a's count>", "<b's count>"])  # fmt: skip
+    assert f"of {rule.n} trios paid (<a's count>; <b's count>);" in linked
     costs_text = recipe.describe_costs(costs)
+    assert costs_text.endswith(f"Dollars at the {recipe.PRICE_BASIS}.")
     assert "the pre-declared panel 45 calls ($2.00, 9.0× the calls)" in costs_text
     assert reads_well(costs_text)
 
