@@ -343,19 +343,30 @@ def test_fit_then_predict_a_folder_of_new_images(
 # -- the rehearsal of notebook 04 ----------------------------------------------------------
 
 
-def test_verdict_never_claims_a_match() -> None:
-    from judgepanel.studies.fusion.deploy.holdout import verdict
+def test_the_out_of_fold_row_is_two_sided_and_says_which_way_the_estimate_erred() -> None:
+    from judgepanel.stats.claims import Claim
+    from judgepanel.studies.fusion.deploy.holdout import ALTERNATIVES, oof_words
 
-    assert verdict(0.02, -0.01, 0.05, 0.2) == ("no detectable difference (+0.020 [−0.010, +0.050])")
-    assert verdict(0.10, 0.02, 0.20, 0.01).startswith("higher by +0.100")
-    # the interval alone decides nothing: without a passing test no direction is named
-    assert verdict(0.10, 0.02, 0.20, 0.2).startswith("no detectable difference")
-    # the test looks for a gain; an interval below zero is not a tested loss
-    assert verdict(-0.10, -0.20, -0.02, 0.99).startswith("no detectable difference")
+    assert ALTERNATIVES == {"out of fold": "two-sided", "best single": "greater"}
+
+    def row(delta: float, lo: float, hi: float, p: float) -> Claim:
+        return Claim(id="x", a="H+P_gb deployed", b="its out-of-fold estimate", dataset="d",
+                     metric="spearman", unit="images", estimate=delta, ci_low=lo, ci_high=hi,
+                     p=p)  # fmt: skip
+
+    assert oof_words(row(0.10, 0.02, 0.20, 0.01)).endswith(
+        "the out-of-fold estimate was pessimistic"
+    )
+    assert oof_words(row(-0.10, -0.20, -0.02, 0.01)).endswith(
+        "the out-of-fold estimate was optimistic"
+    )
+    quiet = oof_words(row(0.02, -0.01, 0.05, 0.4))
+    assert "optimistic" not in quiet and "pessimistic" not in quiet
 
 
 def test_the_rehearsal_fits_one_half_and_scores_the_other() -> None:
-    from judgepanel.studies.fusion.deploy import describe_holdout, rehearse
+    from judgepanel.studies.fusion import deploy
+    from judgepanel.studies.fusion.deploy import describe_holdout, oof_words, rehearse
     from judgepanel.studies.fusion.deploy.holdout import split_half
 
     items = [f"i{n:02d}" for n in range(60)]
@@ -382,9 +393,14 @@ def test_the_rehearsal_fits_one_half_and_scores_the_other() -> None:
     text = describe_holdout(h, "eva")
     assert text.startswith("Fitted on 30 images of eva and applied to the other 30")
     assert "matches" not in text and "no worse" not in text
-    rho = d.loc[("spearman", "deployed − best single")]
-    expected = "no detectable gain" if rho["ci_low"] <= 0 <= rho["ci_high"] else "by"
-    assert expected in text.split("τ_b")[0]
+    # the estimate is tested both ways, the gain over the best single model one way
+    assert set(h.differences["alternative"]) == {"two-sided", "greater"}
+    oof = h.differences[h.differences["comparison"] == "deployed − out of fold"]
+    assert (oof["alternative"] == "two-sided").all()
+    claims = deploy.holdout_claims(h, "eva")
+    assert [c.alternative for c in claims] == list(h.differences["alternative"])
+    for c in claims:
+        assert c.words() in text or oof_words(c) in text
 
 
 def test_a_fit_refuses_a_design_its_answers_do_not_have() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,8 @@ from test_trios import FAMILIES, synthetic_scores
 
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.report.glossary import unbracketed_jargon
+from judgepanel.report.verdict_check import VERDICT_WORDS
+from judgepanel.stats.claims import claims_frame, count_claim, family_problems
 from judgepanel.stats.wording import prose_problems
 from judgepanel.studies.fusion import ablation, deploy, headroom, recipe, retest, robustness, trios
 from judgepanel.studies.fusion.blocks import build_blocks
@@ -65,13 +68,23 @@ def test_retest_table_rows_and_a_stricter_alpha(trio_world) -> None:
     strict = retest.retest_table(blocks, probe_H, 0.9, FAMILIES, alpha=1e-3, **kw)
     assert not strict["pays"].any()
     pd.testing.assert_frame_equal(strict.drop(columns="pays"), table.drop(columns="pays"))
+    # each trio is a ledger row of the dataset's family, whose q is its rows' own BH
+    claims = retest.retest_claims(table)
+    assert [c.family for c in claims] == [retest.family_name("w")] * 10
+    assert len({c.id for c in claims}) == 10 and all(c.scope.startswith("retest") for c in claims)
+    frame = claims_frame(claims)
+    assert not family_problems(frame, [asdict(f) for f in retest.correction_families(["w"])])
+    # the count row says how many trios paid, as the pays column does
+    paid = count_claim("paid", claims, retest.family_name("w"), what="w", over="10 trios")
+    assert int(paid.estimate) == int(table["pays"].sum()) and paid.extra["n"] == 10
 
 
 def test_retest_sentences_read_well() -> None:
     frame = retest_frame()
     by_gain = headroom.retest_predictors(frame, n_permutations=199)
     text = retest.describe_retest(by_gain, ["A", "B"])
-    assert text.startswith("Headroom against gain — A: ρ = ")
+    assert text.startswith("Descriptive correlations (the trios share families")
+    assert "Headroom against gain — A: ρ = " in text
     assert "pooled, within dataset: ρ = " in text and reads_well(text)
     between = retest.describe_between(frame, by_gain, headroom.correlate_predictors(frame))
     share = headroom.between_dataset_share(frame, "headroom")
@@ -194,7 +207,12 @@ def test_top_decile_table_caps_resamples_and_names_the_leaders(two_blocks) -> No
     text = robustness.shortlist_sentence(top, "a")
     assert text.startswith("On a, precision@10% is ") and reads_well(text)
     tied = top.assign(precision=0.5)
-    assert "no arm recovers more than another" in robustness.shortlist_sentence(tied, "b")
+    assert "every arm has the same precision@10%" in robustness.shortlist_sentence(tied, "b")
+    # one arm ahead by point estimate is described as such, never named "the best"
+    ahead = top.assign(precision=[0.9] + [0.5] * (len(top) - 1))
+    said = robustness.shortlist_sentence(ahead, str(ahead["dataset"].iloc[0]))
+    assert "the highest precision@10% by point estimate is that of" in said
+    assert not VERDICT_WORDS.search(said)
 
 
 def test_detying_is_the_median_share_where_averaging_gained() -> None:
@@ -294,6 +312,11 @@ def test_label_matched_sentences_name_the_stand_in_files() -> None:
     assert "panel mean" not in plain  # an arm the sentence does not show
     assert "the fused score (H+P_gb) ρ = 0.400 (the fused score (H+P_gb) against the best" in plain
     assert reads_well(plain)
+    # every test the sentence states is its ledger row's (state quotes it), no q by hand
+    quoted = robustness.describe_label_matched(table, {}, state=lambda c: f"<{c.id}>")
+    own = [c for c in robustness.baseline_claims(table)
+           if c.b == "best single" and c.metric == "spearman"]  # fmt: skip
+    assert own and all(f"<{c.id}>" in quoted for c in own) and "q = " not in quoted
     stand_in = robustness.describe_label_matched(table, {"a": ["imagestat-exposure"]})
     assert "stand-in script, not aesthetics models" in stand_in
     real = robustness.describe_label_matched(table, {"a": ["imagestat-x", "nima"]})
@@ -333,7 +356,12 @@ def test_recipe_table_and_sentences() -> None:
     text = recipe.describe_rule(rule, list(decided.values()), simulated=True)
     assert text.startswith("Rule: a panel if headroom >= 0.350") and "simulated" in text
     assert "what the retest learnt" not in text and reads_well(text)
+    # the tally of paying trios names the count rows it sums
+    linked = recipe.describe_rule(rule, list(decided.values()), simulated=True,
+                                  counted=["<a's count>", "<b's count>"])  # fmt: skip
+    assert f"of {rule.n} trios paid (<a's count>; <b's count>);" in linked
     costs_text = recipe.describe_costs(costs)
+    assert costs_text.endswith(f"Dollars at the {recipe.PRICE_BASIS}.")
     assert "the pre-declared panel 45 calls ($2.00, 9.0× the calls)" in costs_text
     assert reads_well(costs_text)
 

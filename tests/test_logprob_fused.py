@@ -148,7 +148,9 @@ def test_too_few_common_images_is_a_clear_error() -> None:
         lpf.fused_designs(calls, human.iloc[:8], FAMS, k_max=5, dimension_r=2, temperature=0.3)
 
 
-def _table(deltas: dict[str, float], calls: dict[str, int]) -> pd.DataFrame:
+def _table(
+    deltas: dict[str, float], calls: dict[str, int], p_noninferior: float = 0.01
+) -> pd.DataFrame:
     rows = [
         {
             "design": d,
@@ -157,6 +159,7 @@ def _table(deltas: dict[str, float], calls: dict[str, int]) -> pd.DataFrame:
             "delta_low": x - 0.05,
             "delta_high": x + 0.05,
             "p": 0.5,
+            "p_noninferior": p_noninferior,
             "calls_per_image": calls[d],
             "usd_per_1000_images": float(calls[d]),
         }
@@ -170,6 +173,7 @@ def _table(deltas: dict[str, float], calls: dict[str, int]) -> pd.DataFrame:
             "delta_low": math.nan,
             "delta_high": math.nan,
             "p": math.nan,
+            "p_noninferior": math.nan,
             "calls_per_image": 1,
             "usd_per_1000_images": 1.0,
         }
@@ -204,9 +208,28 @@ def test_the_cheaper_design_is_offered_only_inside_the_stated_margin(delta, offe
     table = _table({"mean of 5": delta}, {"mean of 5": 5})
     choice = lpf.cheaper_design(table, option="best single", sampled="mean of 5", margin=0.02)
     assert choice.offered is offered
-    assert ("may replace" in choice.text) is offered
-    assert "1 call per image" in choice.text and "instead of 5" in choice.text
-    assert choice.as_row()["offered"] is offered
+    row = choice.claim("d", "ni")
+    # the decision is the non-inferiority row's, with its margin in the row
+    assert (row.kind, row.margin, row.alternative) == ("non-inferiority", 0.02, "greater")
+    assert row.verdict.startswith("not worse by more than 0.02") is offered
+    assert ("recipe offers" in choice.decision) is offered
+    assert "1 call per image" in choice.cost and "instead of 5" in choice.cost
+    assert choice.as_row()["offered"] is offered and choice.as_row()["p"] == 0.01
+
+
+def test_the_cheaper_design_needs_its_one_sided_test_not_only_the_interval() -> None:
+    table = _table({"mean of 5": 0.04}, {"mean of 5": 5}, p_noninferior=0.2)
+    choice = lpf.cheaper_design(table, option="x", sampled="mean of 5", margin=0.02)
+    assert not choice.offered
+    assert choice.claim("d", "ni").verdict == "a loss of 0.02 not ruled out"
+
+
+def test_the_noninferiority_p_is_the_share_of_resamples_at_or_below_minus_the_margin() -> None:
+    boot = np.array([[0.0, 0.0]] * 4 + [[0.0, 0.03]] * 6)  # expected − sampled: 0 ×4, −0.03 ×6
+    arms, y = np.zeros((2, 3)), np.zeros(3)
+    out = lpd.versus(boot, arms, y, lambda a, b: 0.0, 0, 1, margin=0.02)
+    assert out["p_noninferior"] == pytest.approx((1 + 6) / 11)
+    assert "p_noninferior" not in lpd.versus(boot, arms, y, lambda a, b: 0.0, 0, 1)
 
 
 def test_an_undefined_interval_never_offers_the_cheaper_design() -> None:
@@ -215,6 +238,9 @@ def test_an_undefined_interval_never_offers_the_cheaper_design() -> None:
     assert not lpf.cheaper_design(table, option="x", sampled="mean of 5", margin=0.02).offered
     with pytest.raises(ValueError, match="mean of 9"):
         lpf.cheaper_design(table, option="x", sampled="mean of 9", margin=0.02)
+    with pytest.raises(ValueError, match="without the margin"):
+        lpf.cheaper_design(table.drop(columns="p_noninferior"), option="x", sampled="mean of 5",
+                           margin=0.02)  # fmt: skip
 
 
 def test_granularity_sets_each_design_beside_itself_rounded() -> None:
@@ -264,3 +290,41 @@ def test_one_price_basis_for_the_recipe_and_the_logprob_designs() -> None:
     assert billed.loc[("aurora", "mean of 5"), "usd_per_1000_images"] == pytest.approx(
         5000 * COST["holistic"] / 2
     )
+
+
+def test_the_recipe_quotes_one_noninferiority_row_per_option() -> None:
+    from judgepanel.studies.fusion import recipe_logprob as rlp
+
+    single = lpf.cheaper_design(
+        _table({"mean of 5": 0.04}, {"mean of 5": 5}), option="best single (aurora)",
+        sampled="mean of 5", margin=0.02,
+    )  # fmt: skip
+    panel = lpf.cheaper_design(
+        _table({"mean of 5": 0.0}, {"mean of 5": 5}), option="pre-declared panel",
+        sampled="mean of 5", margin=0.02,
+    )  # fmt: skip
+    table = pd.DataFrame(
+        [{"dataset": "eva", "logprob_dataset": "eva-lp", **o.as_row()} for o in (single, panel)]
+    )
+    claims = rlp.claims(table)
+    assert [c.id for c in claims] == ["logprob-noninferior:eva:single",
+                                      "logprob-noninferior:eva:panel"]  # fmt: skip
+    assert all(c.kind == "non-inferiority" and c.margin == 0.02 for c in claims)
+    assert [c.verdict.startswith("not worse") for c in claims] == list(table["offered"])
+    heads = rlp.headlines(table)
+    assert [(k, v, cid) for k, v, _, cid in heads] == [
+        ("recipe_logprob_eva_single", "offered", claims[0].id),
+        ("recipe_logprob_eva_panel", "not offered", claims[1].id),
+    ]
+    cited = []
+    text = rlp.describe_cheaper(
+        table, ["ava: none"], quote=lambda cid: f"<{cid}>",
+        cite=lambda ds, cid, t: cited.append((ds, cid)) or f"[{t}]",
+    )  # fmt: skip
+    assert (
+        "eva, best single (aurora): <logprob-noninferior:eva:single>; so the recipe offers" in text
+    )
+    assert "so the recipe keeps the sampled design (mean of 5)" in text
+    assert cited == [("eva-lp", lpf.versus_claim_id("mean of 5", "aurora")),
+                     ("eva-lp", lpf.versus_claim_id("mean of 5", "fused"))]  # fmt: skip
+    assert text.endswith("ava: none.")

@@ -24,6 +24,7 @@ from judgepanel.core.parameters import StudyParameters
 from judgepanel.core.providers import OPENAI
 from judgepanel.core.score_logprobs import LogprobScoring, score_token
 from judgepanel.core.store import Store
+from judgepanel.report.verdict_check import VERDICT_WORDS
 from judgepanel.studies.common.rubric_plan import LOGPROB_KINDS, plan_images
 from judgepanel.studies.fusion.logprob import logprob_summary
 from judgepanel.studies.fusion.parameters import FusionParameters
@@ -196,9 +197,13 @@ def test_the_designs_compared_on_a_scored_store(sim_server, tmp_path: Path, monk
     text = lpd.describe_designs(costs.reset_index(), shares, 5, {"aurora": "<aurora's row>"})
     assert "for each family whose model sent logprobs: aurora, <aurora's row>." in text
     assert "ember sent none" in text
-    verdicts = {"aurora": "no detectable difference", "ember": "no detectable difference"}
-    assert lpd.matching_families(verdicts, shares) == ["aurora"]  # ember sent no logprobs
-    assert lpd.matching_families({"aurora": "beats"}, shares) == []
+    versus = pd.DataFrame({"family": ["aurora", "ember"], "design": ["mean of 5"] * 2,
+                           "delta": [0.012, -0.3], "ci_low": [-0.02, -0.5],
+                           "ci_high": [0.05, -0.1]})  # fmt: skip
+    head = lpd.versus_most_headline("d", versus, shares, "mean of 5")
+    # numbers only, and only the families that sent logprobs (ember sent none)
+    assert "the 1 family whose model sent logprobs: aurora +0.012 [−0.020, +0.050]" in head
+    assert "ember" not in head and not VERDICT_WORDS.search(head)
 
 
 def test_logprob_calls_sent_in_batches_store_what_they_store_online(

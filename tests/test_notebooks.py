@@ -70,6 +70,7 @@ def _check_04(tables: Path, markdown: str) -> None:
         "table_robustness",
         "table_partitions",
         "table_baselines",
+        "table_baselines_owned",
         "table_transfer",
         "table_granularity",
         "table_feature_selection",
@@ -113,7 +114,14 @@ def _check_04(tables: Path, markdown: str) -> None:
     assert single["option"].startswith("best single (") and panel["option"] == "pre-declared panel"
     assert (single["sampled_calls_per_image"], single["expected_calls_per_image"]) == (6, 1)
     assert (panel["sampled_calls_per_image"], panel["expected_calls_per_image"]) == (48, 18)
-    assert (cheap["offered"] == (cheap["ci_low"] > -cheap["margin"])).all()
+    # the decision is the non-inferiority row's: its one-sided p and the interval's low end
+    assert (cheap["offered"] == ((cheap["ci_low"] > -cheap["margin"]) & (cheap["p"] < 0.05))).all()
+    assert cheap["claim"].str.contains("logprob-noninferior:eva:").all()
+    assert (
+        cheap["verdict"]
+        .str.match(r"not worse by more than 0\.02|a loss of 0\.02 not ruled out")
+        .all()
+    )
     assert (cheap["expected_usd_per_1000"] < cheap["sampled_usd_per_1000"]).all()
     assert "para: no logprob run is named" in markdown
 

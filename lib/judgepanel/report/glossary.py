@@ -68,11 +68,13 @@ GLOSSARY: tuple[Term, ...] = (
          jargon=True),
     Term("probe", "a cheap first pass before any rubric scoring: every family's holistic "
          "mean over its first k runs."),
-    Term("noise ceiling", "the highest correlation any score could reach with the noisy "
-         "human mean: the square root of that mean's reliability, estimated by correlating "
-         "the means of random halves of each image's raters (Spearman–Brown corrected)."),
-    Term("headroom", "1 − (the best model's ρ ÷ the noise ceiling): the share of the ceiling "
-         "the best model leaves unreached (0 = at the ceiling)."),
+    Term("noise ceiling", "the expected correlation of a noise-free score with the noisy "
+         "human mean, an approximate upper reference (a sample correlation can exceed it): "
+         "the square root of that mean's reliability, estimated by correlating the means of "
+         "random halves of each image's raters (Spearman–Brown corrected)."),
+    Term("headroom", "1 − (ρ of the model with the highest ρ by point estimate ÷ the noise "
+         "ceiling): the share of the ceiling that model leaves unreached (0 = at the "
+         "ceiling)."),
     Term("Top-1", "VAB: the share of tasks whose best image the judge picks.", jargon=True),
     Term("Bot-1", "VAB: the share of tasks whose worst image the judge picks.", jargon=True),
     Term("TB-1", "VAB: the share of tasks where the judge picks both the best and the worst "

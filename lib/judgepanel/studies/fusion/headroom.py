@@ -496,12 +496,15 @@ UNIT_WORDS = {
 
 
 def describe_probes(probes: Mapping[str, Probe], intervals: Mapping[str, HeadroomInterval]) -> str:
-    """Per dataset: the ceiling, the best probe model's share of it and the judges' agreement."""
+    """Per dataset: the ceiling, the share of it that the probe model with the highest ρ
+    reaches (named as a point-estimate leader: no test separates it from the others) and
+    the judges' agreement."""
     return " ".join(
         f"On {n}, the ceiling is {p.ceiling.ceiling:.3f} ({SPLIT_WORDS[p.ceiling.method]}; "
         f"spread over splits {p.ceiling.ceiling_sd:.3f}, median "
         f"{p.ceiling.median_raters:.0f} {UNIT_WORDS[p.ceiling.method]} an image); "
-        f"the best probe model ({p.best}) reaches {p.fraction:.1%} of it "
+        f"the probe model with the highest ρ by point estimate ({p.best}) reaches "
+        f"{p.fraction:.1%} of it "
         f"[{iv.fraction_low:.1%}, {iv.fraction_high:.1%}], a headroom (the share of "
         f"the ceiling it leaves) of "
         f"{p.headroom:.1%} [{iv.headroom_low:.1%}, {iv.headroom_high:.1%}], and the "
@@ -514,10 +517,11 @@ def headroom_headline(probe: Probe, interval: HeadroomInterval) -> str:
     """The index's headline of one dataset's headroom, in plain words."""
     return (
         f"{probe.dataset}: in a cheap first pass ({probe.k} holistic runs per family: the "
-        f"probe), the best family reaches {probe.fraction:.1%} "
+        f"probe), the family with the highest ρ by point estimate ({probe.best}) reaches "
+        f"{probe.fraction:.1%} "
         f"{wording.percent_interval(interval.fraction_low, interval.fraction_high)}"
-        f" of the highest correlation any score could reach with the noisy human mean "
-        f"(noise ceiling, {probe.ceiling.ceiling:.3f}: the square root of that "
-        f"mean's reliability, {probe.ceiling.reliability:.3f}), a headroom of "
-        f"{probe.headroom:.1%}"
+        f" of the noise ceiling ({probe.ceiling.ceiling:.3f}: the expected correlation of a "
+        f"noise-free score with the noisy human mean, the square root of that mean's "
+        f"reliability, {probe.ceiling.reliability:.3f}; an approximate upper reference, "
+        f"which a sample correlation can exceed), a headroom of {probe.headroom:.1%}"
     )

@@ -69,10 +69,16 @@ def design_scores(calls: pd.DataFrame, k_max: int, temperature: float) -> pd.Dat
 
 
 def design_accuracy(
-    scores: pd.DataFrame, human: pd.Series, *, n_resamples: int, seed: int
+    scores: pd.DataFrame,
+    human: pd.Series,
+    *,
+    n_resamples: int,
+    seed: int,
+    margin: float | None = None,
 ) -> pd.DataFrame:
     """Per family, design and metric: the estimate with its 95% interval, and the expected
-    score minus this design (``delta``) with its paired interval and two-sided ``p``.
+    score minus this design (``delta``) with its paired interval and two-sided ``p`` (with
+    a ``margin``, also ``p_noninferior``: :func:`versus`).
 
     A family is compared on the images every design of it scored.
     """
@@ -99,7 +105,7 @@ def design_accuracy(
                     "ci_low": lo,
                     "ci_high": hi,
                 }
-                row.update(versus(boot, arms, y, fn, ref, j))
+                row.update(versus(boot, arms, y, fn, ref, j, margin))
                 rows.append(row)
     return pd.DataFrame(rows)
 
@@ -109,21 +115,35 @@ def _order(g: pd.DataFrame) -> list[str]:
 
 
 def versus(
-    boot: np.ndarray, arms: np.ndarray, y: np.ndarray, fn: Any, ref: int | None, j: int
+    boot: np.ndarray,
+    arms: np.ndarray,
+    y: np.ndarray,
+    fn: Any,
+    ref: int | None,
+    j: int,
+    margin: float | None = None,
 ) -> dict[str, float]:
     """Arm ``ref`` (the expected score) minus arm ``j`` on shared bootstrap resamples
-    (``boot``, one column per arm): estimate, paired interval and two-sided p."""
+    (``boot``, one column per arm): estimate, paired interval and two-sided p; with a
+    ``margin``, also ``p_noninferior``, the one-sided p of ``ref − j > −margin`` from the
+    same resamples (the non-inferiority test of the recipe's cheaper design)."""
+    out = {"delta": math.nan, "delta_low": math.nan, "delta_high": math.nan, "p": math.nan}
+    if margin is not None:
+        out["p_noninferior"] = math.nan
     if ref is None or ref == j:
-        return {"delta": math.nan, "delta_low": math.nan, "delta_high": math.nan, "p": math.nan}
+        return out
     d = boot[:, ref] - boot[:, j]
     d = d[np.isfinite(d)]
     lo, hi = percentile_ci(d)
-    return {
-        "delta": float(fn(y, arms[ref]) - fn(y, arms[j])),
-        "delta_low": lo,
-        "delta_high": hi,
-        "p": bootstrap_p(d, "two-sided"),
-    }
+    out.update(
+        delta=float(fn(y, arms[ref]) - fn(y, arms[j])),
+        delta_low=lo,
+        delta_high=hi,
+        p=bootstrap_p(d, "two-sided"),
+    )
+    if margin is not None:
+        out["p_noninferior"] = bootstrap_p(d + margin, "greater")
+    return out
 
 
 PRICE_BASIS = "online list price of the price table, at the mean tokens of an ok call"
@@ -182,12 +202,25 @@ def fallback_shares(calls: pd.DataFrame) -> pd.Series:
     return table.set_index("family")["fallback_share"]
 
 
-def matching_families(verdicts: Mapping[str, str], fallbacks: pd.Series) -> list[str]:
-    """The families whose model sent logprobs and whose expected score's ledger row against
-    the mean of the most samples reads "no detectable difference" (``verdicts``: that row's
-    verdict per family; the test decides, not the interval alone)."""
-    return sorted(
-        f for f, s in fallbacks.items() if s < 1.0 and verdicts.get(f) == wording.NO_DIFFERENCE
+def versus_most_headline(
+    dataset: str, versus: pd.DataFrame, fallbacks: pd.Series, most: str
+) -> str:
+    """The index's headline of the expected score against the mean of the most samples, in
+    numbers only: per family whose model sent logprobs, Δρ with its interval. The verdict
+    of each is its ledger row on the page; a headline that counted the rows without a
+    detected difference would count absences of evidence as findings."""
+    sent = sorted(f for f, s in fallbacks.items() if s < 1.0)
+    rows = versus[(versus["design"] == most) & versus["family"].isin(sent)].set_index("family")
+    shown = "; ".join(
+        f"{f} {wording.number(float(r.delta), signed=True)} "
+        f"{wording.interval(float(r.ci_low), float(r.ci_high), signed=True)}"
+        for f, r in rows.iterrows()
+    )
+    return (
+        f"{dataset}: one logprob call's expected score minus the {most} samples, in ρ, for "
+        f"the {len(rows)} {'family' if len(rows) == 1 else 'families'} whose model sent "
+        f"logprobs: {shown or 'none'} (two-sided "
+        "tests, q within each family's designs, on 09's table)"
     )
 
 
@@ -212,8 +245,9 @@ def describe_designs(
             f"The expected score of one call against the {most} samples, for each family "
             "whose model sent logprobs: "
             + "; ".join(f"{f}, {versus_most[f]}" for f in with_lp)
-            + f". No equivalence margin is tested, so a difference not detected is no proof "
-            f"that they rank alike; one call costs {_span(ratio)} of the samples' cost."
+            + f". No margin is tested here, so a difference not detected is no proof that "
+            "they rank alike (04's recipe tests its two options against a margin stated "
+            f"beforehand); one call costs {_span(ratio)} of the samples' cost."
         ]
     if without:
         parts.append(f"{', '.join(without)} sent none, so its one call is one sample.")

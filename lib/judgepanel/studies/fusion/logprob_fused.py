@@ -21,7 +21,7 @@ import pandas as pd
 
 from judgepanel.core.config import Price
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.stats import bootstrap_arms, percentile_ci, wording
+from judgepanel.stats import bootstrap_arms, percentile_ci
 from judgepanel.stats.claims import Claim, Family, correct, slug
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 from judgepanel.studies.fusion.logprob_designs import (
@@ -154,9 +154,11 @@ def fused_accuracy(
     n_resamples: int,
     seed: int,
     price: Callable[[str], Price] | None = None,
+    margin: float | None = None,
 ) -> pd.DataFrame:
     """Per design and metric: H+P_gb's estimate with its 95% interval, the expected score
-    minus this design (``delta``) with its paired interval and two-sided ``p``, and the
+    minus this design (``delta``) with its paired interval and two-sided ``p`` (with a
+    ``margin``, also ``p_noninferior``, as ``logprob_designs.versus`` says), and the
     design's calls and dollars per 1,000 images for the whole panel (priced as
     :func:`~judgepanel.studies.fusion.logprob_designs.unit_costs` says)."""
     names = list(fused.arms)
@@ -192,7 +194,7 @@ def fused_accuracy(
                 "ci_low": lo,
                 "ci_high": hi,
             }
-            row.update(versus(boot, arms, y, fn, ref, j))
+            row.update(versus(boot, arms, y, fn, ref, j, margin))
             row["tokens_per_1000_images"] = 1000.0 * per_image["tokens"]
             row["usd_per_1000_images"] = 1000.0 * per_image["usd"]
             rows.append(row)
@@ -207,6 +209,12 @@ def versus_family(scope: str, metric: str = "spearman", alpha: float = 0.05) -> 
         f"the expected score against each sampled design ({scope}, {metric}; two-sided)",
         alpha=alpha,
     )
+
+
+def versus_claim_id(design: str, scope: str, metric: str = "spearman") -> str:
+    """The id of the row of :func:`design_claims` that sets the expected score against
+    ``design`` within ``scope`` (``fused`` or one family): 04 cites it by this id."""
+    return f"expected-vs-{slug(design)}:{slug(scope)}:{metric}"
 
 
 def design_claims(
@@ -230,7 +238,7 @@ def design_claims(
     fam = versus_family(scope, metric, alpha)
     found = [
         Claim(
-            id=f"expected-vs-{slug(r.design)}:{slug(scope)}:{metric}",
+            id=versus_claim_id(str(r.design), scope, metric),
             a=f"{a} on expected scores",
             b=f"{a} on {r.design}",
             dataset=dataset,
@@ -260,9 +268,11 @@ def study_design_name(table: pd.DataFrame) -> str:
 
 @dataclass(frozen=True)
 class CheaperDesign:
-    """Whether the expected-score design may replace a sampled one, by a margin stated in
-    advance: it is offered when the lower end of the 95% interval of (expected − sampled)
-    lies above ``−margin``."""
+    """May the expected-score design replace a sampled one? A non-inferiority test with a
+    margin stated in advance (the runs file's ``logprob_margin``): ``expected − sampled >
+    −margin``, one-sided, its p (``p``) from the same paired bootstrap as the interval.
+    The cheaper design is offered where that row's verdict is "not worse by more than the
+    margin" (:attr:`offered`), so the recipe's decision is the row's."""
 
     option: str
     sampled: str
@@ -274,30 +284,55 @@ class CheaperDesign:
     expected_usd: float
     sampled_calls: int
     expected_calls: int
+    p: float = math.nan
+    alpha: float = 0.05
+
+    def claim(self, dataset: str, id: str, *, note: str = "") -> Claim:
+        """The non-inferiority row of this comparison (``expected − sampled``, Δρ)."""
+        return Claim(
+            id=id,
+            a="one logprob call per prompt (expected score)",
+            b=f"the sampled design ({self.sampled})",
+            dataset=dataset,
+            scope=self.option,
+            metric="spearman",
+            unit="images",
+            estimate=self.delta,
+            ci_low=self.low,
+            ci_high=self.high,
+            p=self.p,
+            alternative="greater",
+            kind="non-inferiority",
+            margin=self.margin,
+            alpha=self.alpha,
+            symbol="Δρ",
+            note=note,
+        )
 
     @property
     def offered(self) -> bool:
-        return bool(math.isfinite(self.low) and self.low > -self.margin)
+        """Whether the row says "not worse by more than the margin" (a NaN never does)."""
+        if not (math.isfinite(self.low) and math.isfinite(self.p)):
+            return False
+        return self.claim("", "x").verdict.startswith("not worse")
 
     @property
-    def text(self) -> str:
-        m = wording.number(self.margin, 2)
-        ci = wording.interval(self.low, self.high, signed=True)
+    def cost(self) -> str:
+        """Calls and dollars per image of both designs, in words."""
         calls = "call" if self.expected_calls == 1 else "calls"
-        cost = (
+        return (
             f"{self.expected_calls} {calls} per image (${self.expected_usd:.2f} per 1,000 "
             f"images) instead of {self.sampled_calls} (${self.sampled_usd:.2f})"
         )
+
+    @property
+    def decision(self) -> str:
+        """What the recipe does after the row, in words that carry no verdict of their own."""
         if self.offered:
-            return (
-                f"{self.option}: one logprob call per prompt may replace the sampled design "
-                f"({self.sampled}), at {cost}; the expected score loses at most {m} in ρ, the "
-                f"margin stated beforehand (Δρ = {wording.number(self.delta, signed=True)} {ci})"
-            )
+            return f"so the recipe offers one logprob call per prompt, at {self.cost}"
         return (
-            f"{self.option}: the sampled design ({self.sampled}) stays; the expected score's "
-            f"Δρ = {wording.number(self.delta, signed=True)} {ci} reaches below −{m}, the "
-            f"margin stated beforehand, so the cheaper design ({cost}) is not offered"
+            f"so the recipe keeps the sampled design ({self.sampled}); one logprob call per "
+            f"prompt would cost {self.cost}"
         )
 
     def as_row(self) -> dict[str, object]:
@@ -308,12 +343,12 @@ class CheaperDesign:
             "ci_low": self.low,
             "ci_high": self.high,
             "margin": self.margin,
+            "p": self.p,
             "offered": self.offered,
             "sampled_calls_per_image": self.sampled_calls,
             "expected_calls_per_image": self.expected_calls,
             "sampled_usd_per_1000": self.sampled_usd,
             "expected_usd_per_1000": self.expected_usd,
-            "text": self.text,
         }
 
 
@@ -321,10 +356,13 @@ def cheaper_design(
     accuracy: pd.DataFrame, *, option: str, sampled: str, margin: float
 ) -> CheaperDesign:
     """The expected-score design against the ``sampled`` design of one accuracy table
-    (``fused_accuracy`` or ``logprob_designs.design_accuracy`` with its costs merged)."""
+    (``fused_accuracy`` or ``logprob_designs.design_accuracy`` with its costs merged, both
+    given the ``margin``, so the table has ``p_noninferior``)."""
     rho = accuracy[accuracy["metric"] == "spearman"].set_index("design")
     if sampled not in rho.index or EXPECTED not in rho.index:
         raise ValueError(f"{option}: the table lacks the {sampled!r} or the expected-score design")
+    if "p_noninferior" not in rho.columns:
+        raise ValueError(f"{option}: the accuracy table was computed without the margin")
     s, e = rho.loc[sampled], rho.loc[EXPECTED]
     return CheaperDesign(
         option=option,
@@ -337,6 +375,7 @@ def cheaper_design(
         expected_usd=float(e["usd_per_1000_images"]),
         sampled_calls=int(s["calls_per_image"]),
         expected_calls=int(e["calls_per_image"]),
+        p=float(s["p_noninferior"]),
     )
 
 
@@ -352,5 +391,6 @@ __all__ = [
     "mean_of",
     "per_prompt",
     "study_design_name",
+    "versus_claim_id",
     "versus_family",
 ]

@@ -27,7 +27,7 @@ import pandas as pd
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import wording
-from judgepanel.studies.fusion.logprob_designs import PRICE_BASIS  # noqa: F401 (re-exported: the recipe prices on this basis)
+from judgepanel.studies.fusion.logprob_designs import PRICE_BASIS
 
 PANEL = "panel"
 SINGLE = "single"
@@ -166,7 +166,7 @@ def derive_threshold(headroom: Sequence[float], pays: Sequence[bool]) -> Thresho
             n,
             n_pays,
             separable,
-            "no cut on headroom classifies the trios better than "
+            "no cut on headroom classifies more of the trios correctly than "
             + ("always deploying a panel" if always else "never deploying one")
             + ", so the rule is that constant: headroom did not predict which trios paid",
         )
@@ -374,9 +374,16 @@ def recipe_table(
     return pd.DataFrame(rows)
 
 
-def describe_rule(rule: ThresholdRule, decisions: Sequence[Decision], *, simulated: bool) -> str:
+def describe_rule(
+    rule: ThresholdRule,
+    decisions: Sequence[Decision],
+    *,
+    simulated: bool,
+    counted: Sequence[str] = (),
+) -> str:
     """The rule, how well it classifies the retest against a constant rule, where it comes
-    from, and each dataset's decision."""
+    from, and each dataset's decision; ``counted`` are the page's linked count rows of the
+    trios that paid (one per dataset), which the tally of paying trios sums."""
     origin = (
         "simulated judges on the synthetic world, so it demonstrates the procedure and is "
         "no claim about real models"
@@ -385,7 +392,9 @@ def describe_rule(rule: ThresholdRule, decisions: Sequence[Decision], *, simulat
     )
     return (
         f"Rule: {rule.statement} ({rule.method}). In the retest {rule.n_pays} of {rule.n} "
-        f"trios paid; the rule classifies {rule.accuracy:.0%} of them correctly, against "
+        "trios paid"
+        + (f" ({'; '.join(counted)})" if counted else "")
+        + f"; the rule classifies {rule.accuracy:.0%} of them correctly, against "
         f"{rule.majority_accuracy:.0%} for the better constant rule"
         + (f", so what the retest learnt is {rule.learnt}" if rule.constant else "")
         + f"; the band the retest cannot resolve is {rule.band}. The rule is derived from "
@@ -394,7 +403,8 @@ def describe_rule(rule: ThresholdRule, decisions: Sequence[Decision], *, simulat
 
 
 def describe_costs(costs: Mapping[str, pd.DataFrame]) -> str:
-    """Per dataset: calls and dollars of the best single model, the panel and the probe."""
+    """Per dataset: calls and dollars of the best single model, the panel and the probe,
+    the price basis named once (:data:`PRICE_BASIS`, the basis of every priced call here)."""
 
     def one(name: str, table: pd.DataFrame) -> str:
         c = table.set_index("option")
@@ -408,7 +418,7 @@ def describe_costs(costs: Mapping[str, pd.DataFrame]) -> str:
             f"(${c.loc['probe', 'usd_per_1000']:.2f} per 1,000)."
         )
 
-    return " ".join(one(n, t) for n, t in costs.items())
+    return " ".join(one(n, t) for n, t in costs.items()) + f" Dollars at the {PRICE_BASIS}."
 
 
 def decision_headline(decision: Decision, rule: ThresholdRule) -> tuple[str, str]:

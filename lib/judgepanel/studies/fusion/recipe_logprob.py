@@ -9,10 +9,12 @@ whose calls cannot be compared yet, gets a note that says so instead of a row.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
 from judgepanel.core.config import Price, ScoringDesign
+from judgepanel.stats.claims import Claim, slug
 from judgepanel.studies.fusion import logprob_designs as lpd
 from judgepanel.studies.fusion import logprob_fused as lpf
 
@@ -49,8 +51,9 @@ def cheaper_options(
     k, r = design.holistic_k, design.dimension_r
     single = calls[calls["family"] == best_family]
     acc = lpd.design_accuracy(
-        lpd.design_scores(single, k, design.temperature), y, n_resamples=n_resamples, seed=seed
-    )
+        lpd.design_scores(single, k, design.temperature), y, n_resamples=n_resamples, seed=seed,
+        margin=margin,
+    )  # fmt: skip
     acc = acc.merge(
         lpd.design_costs(single, acc, price), on=["family", "design", "calls_per_image"]
     )
@@ -71,6 +74,7 @@ def cheaper_options(
         n_resamples=n_resamples,
         seed=seed,
         price=price,
+        margin=margin,
     )
     options.append(
         lpf.cheaper_design(
@@ -127,21 +131,82 @@ def cheaper_table(
     return pd.DataFrame(rows), notes
 
 
-def headlines(table: pd.DataFrame) -> list[tuple[str, str, str]]:
-    """Each option's headline: its key (``recipe_logprob_<dataset>_panel|single``), its
-    value (``offered`` or ``not offered``) and its sentence."""
+def option_key(option: str) -> str:
+    """``panel`` or ``single``: how ids and headline keys name an option."""
+    return "panel" if "panel" in option else "single"
+
+
+def claim_id(dataset: str, option: str) -> str:
+    """The ledger id of one option's non-inferiority row."""
+    return f"logprob-noninferior:{slug(dataset)}:{option_key(option)}"
+
+
+def _design(r: Any) -> lpf.CheaperDesign:
+    """A row of :func:`cheaper_table` as its :class:`~logprob_fused.CheaperDesign`."""
+    return lpf.CheaperDesign(
+        option=str(r.option), sampled=str(r.sampled_design), delta=float(r.delta),
+        low=float(r.ci_low), high=float(r.ci_high), margin=float(r.margin),
+        sampled_usd=float(r.sampled_usd_per_1000), expected_usd=float(r.expected_usd_per_1000),
+        sampled_calls=int(r.sampled_calls_per_image),
+        expected_calls=int(r.expected_calls_per_image), p=float(r.p),
+    )  # fmt: skip
+
+
+def claims(table: pd.DataFrame) -> list[Claim]:
+    """One non-inferiority row per row of :func:`cheaper_table`, in its order: each a
+    pre-declared hypothesis with the runs file's margin (a family of one, its p decides),
+    priced on :data:`~judgepanel.studies.fusion.logprob_designs.PRICE_BASIS`."""
     return [
-        (
-            f"recipe_logprob_{r.dataset}_{'panel' if 'panel' in r.option else 'single'}",
-            "offered" if r.offered else "not offered",
-            f"{r.dataset}, {r.text}",
+        _design(r).claim(
+            str(r.dataset),
+            claim_id(str(r.dataset), str(r.option)),
+            note=f"logprob calls of {r.logprob_dataset}; dollars at the {lpd.PRICE_BASIS}",
         )
         for r in table.itertuples()
     ]
 
 
-def describe_cheaper(table: pd.DataFrame, notes: Sequence[str]) -> str:
-    """Each option's verdict, then each note."""
-    return " ".join(
-        [f"{r.dataset}, {r.text}." for r in table.itertuples()] + [f"{n}." for n in notes]
-    )
+def headlines(table: pd.DataFrame) -> list[tuple[str, str, str, str]]:
+    """Each option's headline: its key (``recipe_logprob_<dataset>_panel|single``), its
+    value (``offered`` or ``not offered``), its lead-in and the id of the row it quotes."""
+    return [
+        (
+            f"recipe_logprob_{r.dataset}_{option_key(str(r.option))}",
+            "offered" if r.offered else "not offered",
+            f"{r.dataset}, {r.option}: ",
+            claim_id(str(r.dataset), str(r.option)),
+        )
+        for r in table.itertuples()
+    ]
+
+
+def describe_cheaper(
+    table: pd.DataFrame,
+    notes: Sequence[str],
+    *,
+    quote: Callable[[str], str],
+    cite: Callable[[str, str, str], str] | None = None,
+) -> str:
+    """Each option's non-inferiority row (``quote`` states it by id) and the recipe's
+    decision, with a link to 09's two-sided difference row of the same designs (``cite``:
+    by logprob dataset, claim id and text), then each note."""
+    out = []
+    for r in table.itertuples():
+        d = _design(r)
+        row = quote(claim_id(str(r.dataset), str(r.option)))
+        text = f"{r.dataset}, {r.option}: {row}; {d.decision}"
+        if cite is not None:
+            scope = "fused" if option_key(str(r.option)) == "panel" else _family(str(r.option))
+            ref = cite(
+                str(r.logprob_dataset),
+                lpf.versus_claim_id(str(r.sampled_design), scope),
+                "09 tests the two-sided difference of these designs on its own images",
+            )
+            text += f" ({ref})"
+        out.append(text + ".")
+    return " ".join(out + [f"{n}." for n in notes])
+
+
+def _family(option: str) -> str:
+    """The family of a ``best single (<family>)`` option."""
+    return option.split("(", 1)[-1].rstrip(")")

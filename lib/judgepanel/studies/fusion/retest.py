@@ -14,8 +14,10 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.stats import wording
+from judgepanel.stats.claims import Claim, Family, slug
 from judgepanel.studies.fusion import headroom, trios
 from judgepanel.studies.fusion.blocks import Blocks
+from judgepanel.studies.fusion.compare import gain_claim
 
 ALPHA = 0.05
 """The q below which a positive gain counts as fusion having paid."""
@@ -62,7 +64,8 @@ def retest_table(
     Returns:
         ``dataset``, ``trio``, the predictors (``probe_best``, ``probe_best_rho``,
         ``headroom``, ``agreement``), ``best_member``, ``fused_rho``, ``best_member_rho``,
-        ``gain`` (fused minus best member ρ) with ``ci_low``, ``ci_high``, ``q``, and ``pays``.
+        ``gain`` (fused minus best member ρ) with ``ci_low``, ``ci_high``, ``p`` (one-sided),
+        ``q`` (BH over the dataset's trios), and ``pays``.
     """
     all_trios = trios.trios_of(families)
     long = trios.sweep_trios(
@@ -70,7 +73,7 @@ def retest_table(
     )
     best_rows = long[long["comparator"] == "best member"].set_index("trio")
     pred = headroom.trio_predictors(probe_H, blocks.y, ceiling, all_trios).set_index("trio")
-    cols = ["best_member", "value", "comparator_value", "delta", "ci_low", "ci_high", "q"]
+    cols = ["best_member", "value", "comparator_value", "delta", "ci_low", "ci_high", "p", "q"]
     frame = pred.join(best_rows[cols])
     names = {"value": "fused_rho", "comparator_value": "best_member_rho", "delta": "gain"}
     frame = frame.rename(columns=names).reset_index()
@@ -79,13 +82,53 @@ def retest_table(
     return frame
 
 
+def family_name(dataset: str) -> str:
+    """The retest's correction family of one dataset (its trios against their best member)."""
+    return f"retest:{slug(dataset)}"
+
+
+def correction_families(datasets: Sequence[str], alpha: float = ALPHA) -> list[Family]:
+    """One family per dataset, declared before the retest runs: BH over that dataset's
+    trios, each H+P_gb against its best member (ρ, one-sided), as :func:`retest_table`
+    corrects them; the pre-declared trio is one of them here (the retest classifies every
+    trio), so these rows carry the scope ``retest`` apart from 02's and 03's."""
+    return [
+        Family(
+            family_name(n),
+            f"04 retest on {n}: H+P_gb against each trio's best member (spearman, one-sided), "
+            "BH over the dataset's trios",
+            alpha=alpha,
+        )
+        for n in datasets
+    ]
+
+
+def retest_claims(retest: pd.DataFrame, alpha: float = ALPHA) -> list[Claim]:
+    """One ledger row per row of :func:`retest_table` (stacked over datasets), in its
+    order: the comparison whose q decides whether fusion paid in that trio."""
+    return [
+        gain_claim(
+            {**row, "metric": "spearman"},
+            id=f"retest:{slug(str(row['dataset']))}:{slug(str(row['trio']))}",
+            a="H+P_gb",
+            b="the trio's best member",
+            dataset=str(row["dataset"]),
+            scope=f"retest, trio: {row['trio']}",
+            family=family_name(str(row["dataset"])),
+            alpha=alpha,
+        )
+        for row in retest.rename(columns={"gain": "delta"}).to_dict(orient="records")
+    ]
+
+
 def describe_scope(retest: pd.DataFrame, scope: str, predictor: str) -> str:
     """One scope's Spearman of ``predictor`` with the outcome, or why it is undefined."""
     row = retest.set_index(["scope", "predictor"]).loc[(scope, predictor)]
     if np.isnan(row["rho"]):
         return f"{scope}: undefined ({int(row['distinct'])} distinct value)"
     return (
-        f"{scope}: ρ = {row['rho']:+.2f} ({wording.p_value(row['p'])}, n = {int(row['n'])}, "
+        f"{scope}: ρ = {wording.number(row['rho'], 2, signed=True)} "
+        f"({wording.p_value(row['p'])}, n = {int(row['n'])}, "
         f"{int(row['distinct'])} distinct values)"
     )
 
@@ -94,6 +137,8 @@ def describe_retest(retest: pd.DataFrame, datasets: Sequence[str]) -> str:
     """Each predictor against gain, per dataset and pooled (:func:`headroom.retest_predictors`)."""
     scopes = [*datasets, *SCOPES_POOLED]
     return (
+        "Descriptive correlations (the trios share families, so they are not independent, and "
+        "the permutation p-values below treat them as exchangeable; no verdict rests on them). "
         "Headroom against gain — "
         + "; ".join(describe_scope(retest, s, "headroom") for s in scopes)
         + ". Agreement against gain — "
@@ -123,20 +168,21 @@ def describe_between(
     )
     return (
         "What the computation exposes. Within a dataset the ceiling is one number, so a trio's "
-        "headroom changes only with its best member: it takes "
+        "headroom changes only with its member of highest probe ρ: it takes "
         + ", ".join(
             f"{distinct[n]} distinct values among the {n_trios[n]} trios of {n}" for n in names
         )
         + ", and a within-dataset correlation with gain is really a comparison of which family "
-        "leads the trio. Pooled, "
+        "has the trio's highest probe ρ. Pooled, "
         f"{share['headroom']:.0%} of the variance of headroom, {share['agreement']:.0%} of "
         f"agreement and {share['gain']:.0%} of gain lie between the datasets (mean headroom "
         + ", ".join(f"{n} {levels.loc[n, 'headroom']:.3f}" for n in names)
         + "; mean gain "
-        + ", ".join(f"{n} {levels.loc[n, 'gain']:+.3f}" for n in names)
-        + f"), and headroom and agreement correlate at r = {c.loc['pooled', 'r']:+.2f} pooled "
+        + ", ".join(f"{n} {wording.number(levels.loc[n, 'gain'], signed=True)}" for n in names)
+        + "), and headroom and agreement correlate at r = "
+        f"{wording.number(c.loc['pooled', 'r'], 2, signed=True)} pooled "
         "against "
-        + ", ".join(f"{c.loc[n, 'r']:+.2f} within {n}" for n in names)
+        + ", ".join(f"{wording.number(c.loc[n, 'r'], 2, signed=True)} within {n}" for n in names)
         + ". "
         + mixed
         + "the within-dataset rows compare trios within one dataset, on "
@@ -176,5 +222,6 @@ def describe_coupling(coupling: pd.DataFrame, retest_fused: pd.DataFrame) -> str
         "Fused ρ is not built from the best member's ρ; headroom against fused ρ: "
         + "; ".join(against_fused(n) for n in names)
         + ". The within-dataset rows of the gain table above are therefore no test of "
-        "headroom (seed 000 notes that headroom is decided by which family leads the trio)."
+        "headroom: within a dataset, a trio's headroom is fixed by the largest probe ρ among "
+        "its families."
     )

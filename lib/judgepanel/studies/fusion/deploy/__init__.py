@@ -20,6 +20,7 @@ from judgepanel.studies.fusion.deploy.holdout import (
 )
 from judgepanel.studies.fusion.deploy.holdout import holdout_claims as holdout_claims
 from judgepanel.studies.fusion.deploy.holdout import holdout_family as holdout_family
+from judgepanel.studies.fusion.deploy.holdout import oof_words as oof_words
 from judgepanel.studies.fusion.deploy.holdout import rehearsal_dataset as rehearsal_dataset
 from judgepanel.studies.fusion.deploy.holdout import rehearse as rehearse
 from judgepanel.studies.fusion.deploy.model import DeployedModel as DeployedModel

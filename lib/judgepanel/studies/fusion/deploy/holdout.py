@@ -31,6 +31,13 @@ from judgepanel.studies.fusion.deploy.fit import (
 )
 
 LABELS = {"spearman": "ρ", "kendall_b": "τ_b", "precision@10%": "precision@10%"}
+ALTERNATIVES = {"out of fold": "two-sided", "best single": "greater"}
+"""The direction each comparison is tested in: the out-of-fold estimate can err either way
+(optimistic or pessimistic), so that test is two-sided; the deployed scorer against the best
+single model asks for a gain, one-sided."""
+MEANING = {wording.BEATS: "the out-of-fold estimate was pessimistic",
+           wording.FALLS_BELOW: "the out-of-fold estimate was optimistic"}  # fmt: skip
+"""What a direction of the deployed score against its out-of-fold estimate means."""
 
 
 @dataclass(frozen=True)
@@ -40,9 +47,9 @@ class Holdout:
     Attributes:
         accuracy: metric x scorer (``deployed``, ``out of fold``, ``best single``): value
             and 95% interval, with the images it was measured on.
-        differences: metric x comparison: delta with its interval and one-sided p
-            (deployed better), and on the out-of-fold row whether the deployed value lies
-            in the out-of-fold interval.
+        differences: metric x comparison: delta with its interval and p in the direction
+            of ``alternative`` (:data:`ALTERNATIVES`), and on the out-of-fold row whether
+            the deployed value lies in the out-of-fold interval.
         arm, best_family: the arm and the single model chosen on the training half.
         n_train, n_test: images in each half.
     """
@@ -108,13 +115,15 @@ def rehearse(
         for other, paired in (("out of fold", False), ("best single", True)):
             d = boots["deployed"][metric] - boots[other][metric]
             lo, hi = _ci(d)
+            alternative = ALTERNATIVES[other]
             diff_rows.append({
                 "metric": metric,
                 "comparison": f"deployed − {other}",
                 "delta": dep - values[other][metric],
                 "ci_low": lo,
                 "ci_high": hi,
-                "p": bootstrap_p(d[np.isfinite(d)], "greater"),
+                "p": bootstrap_p(d[np.isfinite(d)], alternative),
+                "alternative": alternative,
                 "paired": paired,
                 # only the estimate has an interval the deployed value can fall inside
                 "deployed_in_oof_interval": None if paired else bool(oof_lo <= dep <= oof_hi),
@@ -129,19 +138,6 @@ def _ci(samples: np.ndarray) -> tuple[float, float]:
     return percentile_ci(s) if s.size else (np.nan, np.nan)
 
 
-def verdict(delta: float, lo: float, hi: float, p: float) -> str:
-    """``higher`` when the one-sided test for a gain (``p``) passes and the interval is
-    above zero, else no detectable difference: the wording layer's rule, under which an
-    interval alone, or on the side the test did not look at, names no direction."""
-    shown = wording.estimate(delta, lo, hi)
-    decided = wording.Difference(delta, lo, hi, p=p, alternative="greater").verdict
-    if decided == wording.BEATS:
-        return f"higher by {shown}"
-    if decided == wording.FALLS_BELOW:
-        return f"lower by {shown}"
-    return f"no detectable difference ({shown})"
-
-
 FAMILY = "deploy-holdout"
 """The rehearsal's correction family: the deployed score against the out-of-fold estimate
 and against the best single model, under every metric."""
@@ -151,8 +147,9 @@ def holdout_family(alpha: float = 0.05) -> Family:
     """:data:`FAMILY`, declared before the rehearsal runs."""
     return Family(
         FAMILY,
-        "04 deployment rehearsal: the deployed score against its out-of-fold estimate and "
-        "against the best single model, every metric, one-sided (deployed higher)",
+        "04 deployment rehearsal: the deployed score against its out-of-fold estimate "
+        "(two-sided: was the estimate optimistic or pessimistic) and against the best single "
+        "model (one-sided: deployed higher), every metric",
         alpha=alpha,
     )
 
@@ -175,7 +172,7 @@ def holdout_claims(h: Holdout, dataset: str, alpha: float = 0.05) -> list[Claim]
                 ci_low=float(r.ci_low),
                 ci_high=float(r.ci_high),
                 p=float(r.p),
-                alternative="greater",
+                alternative=str(r.alternative),
                 family=FAMILY,
                 alpha=alpha,
                 symbol=f"Δ{LABELS[r.metric]}",
@@ -184,18 +181,33 @@ def holdout_claims(h: Holdout, dataset: str, alpha: float = 0.05) -> list[Claim]
     return correct(claims, {FAMILY: holdout_family(alpha)})
 
 
+def oof_words(claim: Claim, **words: object) -> str:
+    """The row of the deployed score against its out-of-fold estimate, in its own words
+    and, where it names a direction, what that says of the estimate (:data:`MEANING`)."""
+    said = claim.words(**words)
+    meaning = MEANING.get(claim.verdict)
+    return f"{said}: {meaning}" if meaning else said
+
+
 def describe_holdout(
     h: Holdout,
     dataset: str,
-    state: Callable[[Claim], str] | None = None,
+    state: Callable[[Claim, str], str] | None = None,
     alpha: float = 0.05,
+    n_resamples: int | None = None,
 ) -> str:
     """The takeaway, computed from the numbers: each metric against both references, each
-    difference stated by ``state`` (a page's ``nb.claim``; default: the claim's words)."""
+    difference stated by ``state(claim, text)`` (a page's ``nb.claim`` with ``text=``;
+    default: the text alone), the out-of-fold row with :func:`oof_words`."""
     acc = h.accuracy.set_index(["metric", "scorer"])
     diff = h.differences.set_index(["metric", "comparison"])
     claims = {(c.metric, c.b): c for c in holdout_claims(h, dataset, alpha)}
-    say = state or Claim.words
+    kw = {} if n_resamples is None else {"n_resamples": n_resamples}
+
+    def say(c: Claim) -> str:
+        text = oof_words(c, **kw) if c.b == "its out-of-fold estimate" else c.words(**kw)
+        return state(c, text) if state is not None else text
+
     clauses = []
     for metric in METRICS:
         dep, oof = acc.loc[(metric, "deployed")], acc.loc[(metric, "out of fold")]
@@ -211,8 +223,10 @@ def describe_holdout(
         f"Fitted on {h.n_train} images of {dataset} and applied to the other {h.n_test} as if "
         f"they had no labels, {h.arm} reaches, once the labels are revealed: "
         + "; ".join(clauses)
-        + f". The best single model is {h.best_family}, chosen on the training half; each "
-        "test is one-sided (deployed higher), with q over the six differences."
+        + f". The best single model is {h.best_family}, chosen on the training half. The "
+        "test against the estimate is two-sided (a deployed score above it means the estimate "
+        "was pessimistic, below it optimistic); the test against the best single model is "
+        "one-sided (deployed higher); q is over the six differences."
     )
 
 

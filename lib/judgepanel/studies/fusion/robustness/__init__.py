@@ -21,7 +21,7 @@ from judgepanel.studies.fusion.robustness.baselines import (
 )
 from judgepanel.studies.fusion.robustness.baselines import label_matched_arms as label_matched_arms
 from judgepanel.studies.fusion.robustness.baselines import recalibrator as recalibrator
-from judgepanel.studies.fusion.robustness.baselines import with_claims as with_claims
+from judgepanel.studies.fusion.robustness.baselines import tested_rows as tested_rows
 from judgepanel.studies.fusion.robustness.granularity import (
     compare_granularity as compare_granularity,
 )

@@ -17,7 +17,6 @@ from sklearn.pipeline import Pipeline
 
 from judgepanel.stats import (
     add_q,
-    wording,
 )
 from judgepanel.stats.claims import Claim, Family, slug
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
@@ -153,22 +152,27 @@ STAND_IN_PREFIX = "imagestat-"
 """How the synthetic world's stand-in comparator files name their models."""
 
 
-def family_name(comparator: str, metric: str) -> str:
-    """The correction family of the label-matched arms against one comparator and metric."""
-    return f"label-matched:{slug(comparator)}:{metric}"
+def family_name(dataset: str, comparator: str, metric: str) -> str:
+    """The correction family of the label-matched arms of one dataset against one
+    comparator and metric (the table's q is BH within these, per dataset)."""
+    return f"label-matched:{slug(dataset)}:{slug(comparator)}:{metric}"
 
 
 def correction_families(
-    metrics: Sequence[str] = ("spearman", "kendall_b"), alpha: float = 0.05
+    datasets: Sequence[str],
+    metrics: Sequence[str] = ("spearman", "kendall_b"),
+    alpha: float = 0.05,
 ) -> list[Family]:
-    """The label-matched table's families, declared before it is computed: BH over the arms
-    against one comparator under one metric (the comparisons 02 owns are not in them)."""
+    """The label-matched table's families, declared before it is computed: per dataset, BH
+    over the arms against one comparator under one metric (the comparisons 02 owns are not
+    in them), so each family's q is its own rows' correction."""
     return [
         Family(
-            family_name(comp, metric),
-            f"04 label-matched baselines: every arm against {comp} ({metric}), one-sided",
+            family_name(n, comp, metric),
+            f"04 label-matched baselines on {n}: every arm against {comp} ({metric}), one-sided",
             alpha=alpha,
         )
+        for n in datasets
         for comp in COMPARATORS
         for metric in metrics
     ]
@@ -186,20 +190,10 @@ def claim_id(row: Mapping[str, Any] | pd.Series) -> str:
     )
 
 
-def _tested(baselines: pd.DataFrame) -> pd.Series:
+def tested_rows(baselines: pd.DataFrame) -> pd.Series:
+    """The rows this table tests (its ledger rows, :func:`baseline_claims`, in this order):
+    not those 02's Table 2 owns, nor a comparator against itself (equal by construction)."""
     return (baselines["owner"] == "") & (baselines["arm"] != baselines["comparator"])
-
-
-def with_claims(baselines: pd.DataFrame, ids: Mapping[str, str]) -> pd.DataFrame:
-    """The table with a ``claim`` column: each own row's ledger id (``ids``: the page's
-    recorded id of each :func:`claim_id`); empty on the rows 02 owns (see ``owner_claim``)."""
-    tested = _tested(baselines)
-    return baselines.assign(
-        claim=[
-            ids[claim_id(r)] if t else ""
-            for (_, r), t in zip(baselines.iterrows(), tested, strict=True)
-        ]
-    )
 
 
 def baseline_claims(baselines: pd.DataFrame, alpha: float = 0.05) -> list[Claim]:
@@ -213,10 +207,10 @@ def baseline_claims(baselines: pd.DataFrame, alpha: float = 0.05) -> list[Claim]
             b=str(row["comparator"]),
             dataset=str(row["dataset"]),
             scope=f"best single {row['best_family']}",
-            family=family_name(str(row["comparator"]), str(row["metric"])),
+            family=family_name(str(row["dataset"]), str(row["comparator"]), str(row["metric"])),
             alpha=alpha,
         )
-        for _, row in baselines[_tested(baselines)].iterrows()
+        for _, row in baselines[tested_rows(baselines)].iterrows()
     ]
 
 
@@ -269,10 +263,19 @@ def describe_label_matched(
     imported_models: Mapping[str, Sequence[str]],
     metric: str = "spearman",
     cite: Cite | None = None,
+    state: Callable[[Claim], str] | None = None,
 ) -> str:
-    """Per dataset, the shown arms against the best single model; then where the imported
-    arms' scores come from, and that the stand-in files hold no aesthetics models."""
+    """Per dataset, the shown arms against the best single model, each test stated by
+    ``state`` (a page's ``nb.quote``; default: the claim's words), the comparisons 02 owns
+    linked with ``cite``; then where the imported arms' scores come from, and that the
+    stand-in files hold no aesthetics models."""
     bl = baselines[(baselines["metric"] == metric) & (baselines["comparator"] == "best single")]
+    claims = {
+        (c.dataset, c.a): c
+        for c in baseline_claims(baselines)
+        if c.metric == metric and c.b == "best single"
+    }
+    say = state or (lambda c: c.words(**claim_words([c])[c.id]))
     text = " ".join(
         f"On {n}: "
         + ", ".join(
@@ -280,8 +283,7 @@ def describe_label_matched(
             + (
                 _owned(row, cite, plain_arm(row.arm), "the best single model")
                 if row.owner
-                else f"{row.delta:+.3f} vs the best single model, "
-                f"{wording.p_value(row.q, name='q')}"
+                else say(claims[(row.dataset, row.arm)])
             )
             + ")"
             for row in bl[(bl["dataset"] == n) & bl["arm"].isin(SHOWN_ARMS)].itertuples()

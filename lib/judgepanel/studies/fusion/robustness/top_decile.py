@@ -158,13 +158,16 @@ def top_decile_table(
 
 
 def shortlist_sentence(top: pd.DataFrame, dataset: str) -> str:
-    """One dataset's precision@10% per arm, and which arms lead (all of them: none does)."""
+    """One dataset's precision@10% per arm, and which arms have the highest by point
+    estimate (described, not tested: the table's rows test each arm against the best
+    single model)."""
     t = top[top["dataset"] == dataset]
     leaders = t[np.isclose(t["precision"], t["precision"].max())]["arm"].tolist()
     lead = (
-        "no arm recovers more than another"
+        "every arm has the same precision@10%"
         if len(leaders) == len(t)
-        else "the best shortlist builder is " + " and ".join(plain_arm(a) for a in leaders)
+        else "the highest precision@10% by point estimate is that of "
+        + " and ".join(plain_arm(a) for a in leaders)
     )
     return (
         f"On {dataset}, precision@10% is "
