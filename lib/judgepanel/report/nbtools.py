@@ -435,20 +435,6 @@ class Notebook:
                           **fields)  # fmt: skip
         return self.claim(replace(row, scope=family), anchor=anchor)
 
-    def record_claims(
-        self,
-        claims: Sequence[Claim],
-        anchor: str,
-        words: dict[str, dict[str, Any]] | None = None,
-        **common: Any,
-    ) -> list[str]:
-        """Record every claim of a table (``words`` by claim id and ``common`` go to each
-        claim's sentence) and return their ledger ids, in the table's order."""
-        words = words or {}
-        for c in claims:
-            self.claim(c, anchor=anchor, **{**common, **words.get(c.id, {})})
-        return [self.claims[c.id][0].id for c in claims]
-
     def quote(self, claim: Claim | str) -> str:
         """A claim this page recorded, stated with its recorded words and linked to its row;
         by its own id or by its ledger id (what :meth:`claims_table` returns)."""

@@ -554,11 +554,3 @@ def family_problems(frame: pd.DataFrame, families: Iterable[Mapping[str, Any]]) 
             ids = ", ".join(rows.loc[dup, "id"].astype(str))
             found.append(f"family {name}: one comparison twice (equal sides and numbers): {ids}")
     return found
-
-
-def with_verdicts(table: pd.DataFrame, claims: Sequence[Claim], ids: Sequence[str]) -> pd.DataFrame:
-    """``table`` with each row's ``verdict`` and ledger ``claim`` id (rows and claims in one
-    order, as a study's claim builders make them)."""
-    if len(claims) != len(table) or len(ids) != len(table):
-        raise ValueError(f"{len(table)} rows, {len(claims)} claims and {len(ids)} ids")
-    return table.assign(verdict=[c.verdict for c in claims], claim=list(ids))

@@ -75,7 +75,6 @@ from judgepanel.studies.vab.verdicts import (
     primary_table,
     tally,
     vote_claims,
-    with_verdicts,
 )
 from judgepanel.studies.vab.vote import vote_scores, vote_table
 
@@ -158,5 +157,4 @@ __all__ = [
     "vote_claims",
     "vote_scores",
     "vote_table",
-    "with_verdicts",
 ]

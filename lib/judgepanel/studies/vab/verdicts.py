@@ -30,7 +30,6 @@ import pandas as pd
 from judgepanel.stats import bh, grouped_ratios
 from judgepanel.stats.claims import Claim, Family, correct, slug
 from judgepanel.stats.claims import tally as tally
-from judgepanel.stats.claims import with_verdicts as with_verdicts
 from judgepanel.stats.means import mean_difference
 from judgepanel.studies.common.leader import BestOf, best_of, best_of_claim
 from judgepanel.studies.vab.rankers import ranker_name

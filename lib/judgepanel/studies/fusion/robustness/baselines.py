@@ -215,7 +215,7 @@ def baseline_claims(baselines: pd.DataFrame, alpha: float = 0.05) -> list[Claim]
 
 
 def claim_words(claims: Sequence[Claim]) -> dict[str, dict[str, str]]:
-    """How a sentence names each claim's sides (``Notebook.record_claims``'s ``words``)."""
+    """How a sentence names each claim's sides (``Notebook.claims_table``'s ``words``)."""
     return {c.id: {"a": plain_arm(c.a), "b": plain_arm(c.b)} for c in claims}
 
 
