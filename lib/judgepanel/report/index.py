@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,19 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
+def _num(x: Any) -> str:
+    """A table cell's number as the report's prose writes it (a true minus sign, never
+    "−0.000"), "–" where there is none."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return "–"
+    return wording.number(v) if math.isfinite(v) else "–"
+
+
+_ENV.filters["num"] = _num
 
 
 @dataclass(frozen=True)
