@@ -82,17 +82,13 @@ class ThresholdRule:
 
     @property
     def learnt(self) -> str:
-        """What the retest taught, in words: a threshold, or that it equals a constant rule."""
+        """What the retest taught, in words: a threshold, or that it equals a constant rule.
+        How many retest trios paid is a count of test results, which the page states through
+        its count rows, so these words (quoted alone by a headline) leave it out."""
         constant = wording.constant_rule(self.threshold)
         if constant is None:
-            return (
-                f"a panel where headroom is at least {self.threshold:.3f} "
-                f"({self.n_pays} of {self.n} retest trios paid)"
-            )
-        return (
-            f"{constant}, whatever the headroom: {self.n_pays} of {self.n} retest trios "
-            f"paid, so no threshold on headroom was learnt"
-        )
+            return f"a panel where headroom is at least {self.threshold:.3f}"
+        return f"{constant}, whatever the headroom: no threshold on headroom was learnt"
 
     def as_row(self) -> dict[str, object]:
         return {**asdict(self), "statement": self.statement, "constant": self.constant}
