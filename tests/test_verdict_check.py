@@ -97,6 +97,8 @@ def test_families_are_checked_against_their_own_rows():
     # two tests of other sides whose numbers tie by chance are not one comparison twice
     tie = twice.assign(a=["aurora", "dune"])
     assert family_problems(tie, declared[:1]) == []
+    # one judge on two dimensions whose numbers tie
+    assert family_problems(twice.assign(scope=["quality", "colour"]), declared[:1]) == []
 
 
 def test_a_ledger_row_read_back_says_the_same():

@@ -522,8 +522,8 @@ def family_problems(frame: pd.DataFrame, families: Iterable[Mapping[str, Any]]) 
     ``frame`` is a ledger (``claims.csv``), ``families`` the declared families (name,
     method, alpha). A family must have rows; its q must be its own rows' p corrected by its
     method (to the ledger's six significant digits); no row in it may lack a p; and no two
-    of its rows may be one comparison twice (the same sides and numbers: a duplicate counts
-    one result twice).
+    of its rows may be one comparison twice (the same sides, data, scope and numbers: a
+    duplicate counts one result twice).
     """
     from statsmodels.stats.multitest import multipletests
 
@@ -545,12 +545,16 @@ def family_problems(frame: pd.DataFrame, families: Iterable[Mapping[str, Any]]) 
         if off.any():
             ids = ", ".join(rows["id"].astype(str)[off])
             found.append(f"family {name}: q is not its rows' p corrected by {fam['method']}: {ids}")
-        # one comparison twice (the same sides, with the same numbers, under another
-        # scope): two tests whose numbers tie by chance name other sides
+        # one comparison twice: the same sides, data and scope with the same numbers. Two
+        # tests whose numbers tie by chance differ in a side or a scope (one judge on two
+        # dimensions); rows equal by construction under other names are kept out where
+        # they are made (a repeated block, a pool of one dimension, a panel of one)
         same = rows[["estimate", "ci_low", "ci_high", "p"]].astype(float).round(9)
-        same = same.assign(a=rows["a"].astype(str), b=rows["b"].astype(str))
+        same = same.assign(
+            **{k: rows[k].fillna("").astype(str) for k in ("a", "b", "dataset", "scope")}
+        )
         dup = same.duplicated(keep=False)
         if dup.any():
             ids = ", ".join(rows.loc[dup, "id"].astype(str))
-            found.append(f"family {name}: one comparison twice (equal sides and numbers): {ids}")
+            found.append(f"family {name}: one comparison twice: {ids}")
     return found
