@@ -991,7 +991,8 @@ def _quiet_on_closed_pipe(
 ) -> int:
     """Run ``command``; when the reader of its output leaves early (``status | head``),
     end with exit 1 and no traceback, as Python's documentation advises for pipes. A
-    library error no command catches itself ends the same way, as its message alone."""
+    library error no command catches itself ends the same way, as its message alone, and
+    so does a path that is missing, unreadable or of the wrong kind (:func:`path_error`)."""
     try:
         code = command(args)
         sys.stdout.flush()  # a closed pipe shows here rather than at interpreter exit
@@ -1002,7 +1003,28 @@ def _quiet_on_closed_pipe(
         # What is still buffered goes nowhere instead of failing again at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
+    except OSError as exc:  # a path given that is missing, unreadable or of the wrong kind
+        print(f"error: {scrub(path_error(exc))}", file=sys.stderr)
+        return EXIT_ERROR
     return code
+
+
+_PATH_FIXES: tuple[tuple[type[OSError], str], ...] = (
+    (FileNotFoundError, "not found; check the path (or create what it names)"),
+    (IsADirectoryError, "is a folder where a file is expected; name the file"),
+    (NotADirectoryError, "is a file (or lies under one) where a folder is expected; name a folder"),
+    (FileExistsError, "already exists as a file where a folder is expected; name a folder"),
+    (PermissionError, "cannot be read or written (permission denied); check its permissions"),
+)
+
+
+def path_error(exc: OSError) -> str:
+    """One line for a path a command could not use: the path and the fix."""
+    name = exc.filename if exc.filename is not None else ""
+    for kind, fix in _PATH_FIXES:
+        if isinstance(exc, kind):
+            return f"{name}: {fix}" if name else f"{exc.strerror or exc}; {fix}"
+    return f"{name}: {exc.strerror or exc}" if name else str(exc)
 
 
 def main(argv: list[str] | None = None) -> int:

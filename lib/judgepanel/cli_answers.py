@@ -12,7 +12,7 @@ from judgepanel.core.answers_file import import_answers, long_answers
 from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.rubric import load_rubric
-from judgepanel.core.store import Store
+from judgepanel.core.store import ImportOutcome, Store
 from judgepanel.datasets import load_dataset
 
 EXIT_OK, EXIT_ERROR = 0, 1
@@ -26,8 +26,10 @@ def add_import_answers_parser(what: argparse._SubParsersAction) -> None:
             "Check a long CSV of judges' rubric answers (image_id, judge, dimension, score; "
             "optional sample, model, raw) against a dataset's images and a rubric's scales, "
             "and write it into a store, marked as imported, so that every notebook reads "
-            "the answers like scored calls. A bad row stops the import with one line naming "
-            "the file, the line and the reason, and nothing is written."
+            "the answers like scored calls. The file is the source of truth for its import: "
+            "importing it again after it changed replaces what it wrote (removed answers are "
+            "removed). Bad rows stop the import with one line naming the file, counting "
+            "them and listing the first few, and nothing is written."
         ),
     )
     answers.add_argument("file", type=Path, help="the answers CSV")
@@ -52,7 +54,7 @@ def import_answers_command(args: argparse.Namespace) -> int:
         ds = load_dataset(kind, str(root))
         rubric = load_rubric(str(args.rubric))
         name = args.name or ds.name
-        written, kept = import_answers(
+        outcome = import_answers(
             args.file,
             args.store,
             dataset=name,
@@ -63,9 +65,20 @@ def import_answers_command(args: argparse.Namespace) -> int:
     except (JudgepanelError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    again = f"; {kept} already stored with the same answers" if kept else ""
-    print(f"imported {written} answers of {name} into {args.store}{again}")
+    if outcome.note():
+        print(outcome.note())
+    print(f"imported {outcome.written} answers of {name} into {args.store}{_again(outcome)}")
     return EXIT_OK
+
+
+def _again(outcome: ImportOutcome) -> str:
+    """What an import found already stored, as the end of its line."""
+    parts = []
+    if outcome.unchanged:
+        parts.append(f"{outcome.unchanged} unchanged since the file's last import")
+    if outcome.kept:
+        parts.append(f"{outcome.kept} already stored with the same answers")
+    return "; " + "; ".join(parts) if parts else ""
 
 
 def export_long(store: Path, out: Path, dataset: str | None) -> int:

@@ -4,17 +4,23 @@ A researcher who collected judges' answers outside judgepanel brings them as row
 ``image_id, judge, dimension, score`` (optional ``sample``, ``model`` and ``raw``): one
 answer a row, ``dimension`` a key of the rubric or ``holistic``. Every row is checked
 against the dataset's images and the rubric's scale of its dimension before anything is
-written; the first bad row stops the import with one line naming the file, the line and
-the reason. Each answer is keyed as if it had been asked with the rubric's own prompt
-(its hash and prompt hash), so the notebooks read it like a scored call, and the store
-records which file and line it came from. :func:`long_answers` writes the same shape
-out of a store (``judgepanel export --long``).
+written; bad rows stop the import with one line naming the file, counting them and
+listing the first few with their line and reason. The file may be saved as Excel and crowd
+platforms save it (comma, semicolon or tab separated; UTF-8 or UTF-16 with its byte-order
+mark; a decimal comma in a score). Each answer is keyed as if it had been asked with the
+rubric's own prompt (its hash and prompt hash), so the notebooks read it like a scored
+call, and the store records which file and line it came from. :func:`long_answers` writes
+the same shape out of a store (``judgepanel export --long``).
 """
 
 from __future__ import annotations
 
+import codecs
+import csv
 import hashlib
+import io
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,7 +29,7 @@ import pandas as pd
 from judgepanel.core.calls import CallKey
 from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.rubric import Rubric, Scale
-from judgepanel.core.store import CallResult, ImportedRow, ImportSource, Store
+from judgepanel.core.store import CallResult, ImportedRow, ImportOutcome, ImportSource, Store
 
 REQUIRED: tuple[str, ...] = ("image_id", "judge", "dimension", "score")
 OPTIONAL: tuple[str, ...] = ("sample", "model", "raw")
@@ -67,6 +73,129 @@ def _questions(rubric: Rubric) -> dict[str, Scale]:
     return found | {key: dim.scale for key, dim in rubric.dimensions.items()}
 
 
+SHOWN_PROBLEMS = 5
+"""How many bad rows an error lists (it counts them all)."""
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d+,\d+$")
+_SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+
+def _text(path: Path) -> str:
+    """The file's text: UTF-8 (with or without a byte-order mark) or UTF-16 with its
+    byte-order mark, as Excel's "Unicode text" writes it."""
+    data = path.read_bytes()
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise AnswersError(
+                f"{path}: starts as UTF-16 but is not UTF-16 text throughout; save it again "
+                "as CSV UTF-8 (Excel: File > Save As > CSV UTF-8)"
+            ) from None
+    fix = "save it as CSV UTF-8 (Excel: File > Save As > CSV UTF-8)"
+    if b"\x00" in data[:200]:
+        raise AnswersError(f"{path}: looks like UTF-16 without a byte-order mark; {fix}")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        what = f"is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
+        raise AnswersError(
+            f"{path}: {what}; save it as CSV UTF-8 (Excel: File > Save As > CSV UTF-8)"
+        ) from None
+
+
+def _separator(header: str) -> str:
+    """The separator whose split of ``header`` names the required columns: a comma, or a
+    semicolon (European Excel) or a tab (Excel's "Unicode text"), which are read as well."""
+    best, found = ",", -1
+    for sep in _SEPARATORS:
+        names = {c.strip().strip('"') for c in header.split(sep)}
+        hits = sum(c in names for c in REQUIRED)
+        if hits > found:
+            best, found = sep, hits
+    return best
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """An answers file as a table of stripped text cells, one row per data line, whatever
+    Excel or a crowd platform saved it as: UTF-8 or UTF-16 (with a byte-order mark),
+    comma-, semicolon- or tab-separated, CRLF or LF line ends; a score written with a
+    decimal comma (``4,0``) is read with a point. Its index counts data rows from 0 and
+    ``line`` holds each row's line in the file.
+
+    Raises:
+        AnswersError: the file is missing, not text, lacks or adds columns, or has rows of
+            the wrong number of fields (all counted, the first few listed).
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise AnswersError(f"{path}: is a folder; give the answers CSV file itself")
+    if not path.is_file():
+        raise AnswersError(f"{path}: answers file not found; check the path")
+    try:
+        text = _text(path)
+    except PermissionError:
+        raise AnswersError(
+            f"{path}: cannot be read (permission denied); check its permissions"
+        ) from None
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    sep = _separator(first)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    numbered = [(reader.line_num, row) for row in reader if any(c.strip() for c in row)]
+    if not numbered:
+        raise AnswersError(
+            f"{path}: is empty; the first line names the columns {', '.join(REQUIRED)}"
+        )
+    _, header = numbered[0]
+    columns = [c.strip() for c in header]
+    missing = [c for c in REQUIRED if c not in columns]
+    unknown = [c for c in columns if c not in (*REQUIRED, *OPTIONAL)]
+    if missing or unknown:
+        what = f"missing column(s) {', '.join(missing)}" if missing else ""
+        what += ("; " if what else "") + (
+            f"unknown column(s) {', '.join(unknown)}" if unknown else ""
+        )
+        raise AnswersError(
+            f"{path}: {what}; the columns are {', '.join(REQUIRED)} and optionally "
+            f"{', '.join(OPTIONAL)}, separated by commas, semicolons or tabs"
+        )
+    problems = []
+    rows = []
+    for line, cells in numbered[1:]:
+        if len(cells) != len(columns):
+            hint = (
+                "; a decimal comma (3,5) in a comma-separated file? write 3.5 or quote the cell"
+                if sep == "," and len(cells) > len(columns)
+                else ""
+            )
+            problems.append(f"line {line} has {len(cells)} fields, the header {len(columns)}{hint}")
+            continue
+        rows.append([line, *(c.strip() for c in cells)])
+    _raise_problems(path, problems, len(numbered) - 1)
+    table = pd.DataFrame(rows, columns=["line", *columns], dtype=str)
+    table["line"] = table["line"].astype(int)
+    if table.empty:
+        raise AnswersError(f"{path}: holds no answers, only its header")
+    score = table["score"]
+    table["score"] = score.where(~score.str.match(_DECIMAL_COMMA), score.str.replace(",", "."))
+    return table
+
+
+def _raise_problems(path: Path, problems: list[str], total: int) -> None:
+    """Raise one error counting every bad row and listing the first few; one bad row is
+    named as ``FILE, line N: reason``."""
+    if not problems:
+        return
+    if len(problems) == 1:
+        raise AnswersError(f"{path}, {problems[0]}; nothing was imported")
+    shown = "; ".join(problems[:SHOWN_PROBLEMS])
+    more = len(problems) - SHOWN_PROBLEMS
+    rest = f"; and {more:,} more" if more > 0 else ""
+    raise AnswersError(
+        f"{path}: {len(problems):,} bad rows of {total:,}, the first: {shown}{rest}; fix them "
+        "and import again (nothing was imported)"
+    )
+
+
 def read_answers(
     path: str | Path,
     *,
@@ -77,6 +206,9 @@ def read_answers(
 ) -> list[ImportedRow]:
     """Every row of the answers file ``path`` as a call to import, checked.
 
+    Every row is checked; the error counts all bad rows and lists the first
+    :data:`SHOWN_PROBLEMS` of them with their line and reason.
+
     Args:
         dataset: the dataset's name in the store.
         images: the dataset's image ids.
@@ -85,58 +217,45 @@ def read_answers(
             (0.0 when unknown).
 
     Raises:
-        AnswersError: the file is missing or not a CSV of the expected columns, or a row
-            names an unknown image or question, has an answer off its scale, a bad sample
-            number, or repeats another row's call.
+        AnswersError: the file is missing or not a table of the expected columns (see
+            :func:`read_table`), or rows name an unknown image or question, have an
+            answer off its scale, a bad sample number, or repeat another row's call.
     """
     path = Path(path)
-    if not path.is_file():
-        raise AnswersError(f"{path}: answers file not found")
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-        raise AnswersError(f"{path}: not a readable CSV ({' '.join(str(exc).split())})") from None
-    missing = [c for c in REQUIRED if c not in table.columns]
-    unknown = [c for c in table.columns if c not in (*REQUIRED, *OPTIONAL)]
-    if missing or unknown:
-        what = f"missing column(s) {', '.join(missing)}" if missing else ""
-        what += ("; " if what else "") + (
-            f"unknown column(s) {', '.join(unknown)}" if unknown else ""
-        )
-        raise AnswersError(
-            f"{path}: {what}; the columns are {', '.join(REQUIRED)} and optionally "
-            f"{', '.join(OPTIONAL)}"
-        )
-    if table.empty:
-        raise AnswersError(f"{path}: holds no answers")
+    table = read_table(path)
     known_images = set(map(str, images))
     scales = _questions(rubric)
     rows: list[ImportedRow] = []
     seen: dict[CallKey, int] = {}
-    for index, record in enumerate(table.to_dict("records")):
-        line = index + 2
-        where = f"{path}, line {line}"
+    problems: list[str] = []
+    for record in table.to_dict("records"):
+        line = int(record.pop("line"))
         cells = {k: str(v).strip() for k, v in record.items()}
-        for column in REQUIRED:
-            if not cells[column]:
-                raise AnswersError(f"{where}: empty {column}")
+        empty = [c for c in REQUIRED if not cells[c]]
+        if empty:
+            problems.append(f"line {line}: empty {', '.join(empty)}")
+            continue
         if cells["image_id"] not in known_images:
-            raise AnswersError(f"{where}: image {cells['image_id']!r} is not in {dataset}")
+            problems.append(f"line {line}: image {cells['image_id']!r} is not in {dataset}")
+            continue
         question = cells["dimension"]
         if question not in scales:
-            raise AnswersError(
-                f"{where}: {question!r} is not a question of the rubric; its questions are: "
-                f"{', '.join(scales)}"
+            problems.append(
+                f"line {line}: {question!r} is not a question of the rubric; its questions "
+                f"are: {', '.join(scales)}"
             )
+            continue
         value = read_value(scales[question], cells["score"])
         if value is None:
-            raise AnswersError(
-                f"{where}: score {cells['score']!r} of {question} is not "
+            problems.append(
+                f"line {line}: score {cells['score']!r} of {question} is not "
                 f"{scale_words(scales[question])}"
             )
+            continue
         sample_text = cells.get("sample", "") or "0"
         if not sample_text.isdigit():
-            raise AnswersError(f"{where}: sample {sample_text!r} is not a whole number 0 or more")
+            problems.append(f"line {line}: sample {sample_text!r} is not a whole number 0 or more")
+            continue
         kind = HOLISTIC if question == HOLISTIC else "dimension"
         dimension = "" if question == HOLISTIC else question
         key = CallKey(
@@ -152,10 +271,11 @@ def read_answers(
             prompt_hash=rubric.prompt_hash(kind, dimension),
         )
         if key in seen:
-            raise AnswersError(
-                f"{where}: repeats line {seen[key]} (the same judge, image, {question} and "
-                "sample); give repeated answers distinct sample numbers"
+            problems.append(
+                f"line {line}: repeats line {seen[key]} (the same judge, image, {question} "
+                "and sample); give repeated answers distinct sample numbers"
             )
+            continue
         seen[key] = line
         result = CallResult(
             status="ok",
@@ -165,7 +285,13 @@ def read_answers(
             attempts=0,
         )
         rows.append(ImportedRow(key, result, line))
+    _raise_problems(path, problems, len(table))
     return rows
+
+
+def file_digest(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, as hex (what an import and the page's provenance name)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def import_answers(
@@ -176,27 +302,25 @@ def import_answers(
     images: Sequence[str],
     rubric: Rubric,
     temperature: float = 0.0,
-) -> tuple[int, int]:
+) -> ImportOutcome:
     """Check the answers file and write it into ``store`` with its provenance.
 
-    Returns:
-        (answers written, answers of the file already stored with the same value).
+    The file is the source of truth for its import: importing a file of the same name
+    into the same dataset again replaces what its earlier import wrote (answers it no
+    longer holds are removed, changed ones replaced); answers scored here or imported
+    from another file stay. The outcome's :meth:`ImportOutcome.note` says what changed.
 
     Raises:
         AnswersError: see :func:`read_answers`; nothing is written.
-        StoreError: a call of the file is stored with another answer; nothing is written.
+        StoreError: a call of the file is stored from another source with another
+            answer; nothing is written.
     """
     rows = read_answers(
         path, dataset=dataset, images=images, rubric=rubric, temperature=temperature
     )
-    source = ImportSource(
-        file=Path(path).name,
-        sha256=hashlib.sha256(Path(path).read_bytes()).hexdigest(),
-        dataset=dataset,
-    )
+    source = ImportSource(file=Path(path).name, sha256=file_digest(path), dataset=dataset)
     with Store(store) as db:
-        written = db.record_import(rows, source)
-    return written, len(rows) - written
+        return db.record_import(rows, source)
 
 
 def long_answers(calls: pd.DataFrame, dataset: str | None = None) -> pd.DataFrame:

@@ -84,6 +84,43 @@ def failures(calls: pd.DataFrame, dataset: str | None = None) -> pd.DataFrame:
     )
 
 
+COST_NOT_KNOWN = "not known"
+"""How a cost is written where some of its answers were imported and carry no price."""
+UNPRICED_NOTE = "not known: imported answers carry no price"
+"""The missing-value note of a cost table or card with imported answers (``missing=``)."""
+
+
+def known_sum(costs: pd.Series) -> float:
+    """The sum of ``costs``, or NaN (not known) when any of them is unknown: a total
+    over answers some of which carry no price is not known, never their priced part."""
+    return float(costs.sum()) if costs.notna().all() else float("nan")
+
+
+def usd_words(usd: float, digits: int = 2) -> str:
+    """A cost as a sentence writes it: ``$1.23``, or "not known" when it is NaN."""
+    return COST_NOT_KNOWN if pd.isna(usd) else f"${usd:,.{digits}f}"
+
+
+def unpriced_families(costs: pd.DataFrame) -> list[str]:
+    """The families of a :func:`cost_summary` table whose cost is not known (their
+    answers, or some of them, were imported)."""
+    rows = costs[(costs["family"] != "all") & costs["cost_usd"].isna()]
+    return [str(f) for f in rows["family"]]
+
+
+def cost_sentence(costs: pd.DataFrame, dataset: str) -> str:
+    """The sentence of a scoring notebook for a cost that is not known ("" when every
+    family's cost is known, where the notebook's own sentence applies)."""
+    unknown = unpriced_families(costs)
+    if not unknown:
+        return ""
+    return (
+        f"The cost of {dataset}'s answers is {COST_NOT_KNOWN}: the answers of "
+        f"{', '.join(unknown)} were imported from a file and carry no price, so the total "
+        "and the cost per image are not known either (not $0.00)."
+    )
+
+
 def cost_summary(calls: pd.DataFrame, dataset: str, n_images: int) -> pd.DataFrame:
     """Calls, tokens and USD per family, with the cost per image.
 
@@ -91,6 +128,9 @@ def cost_summary(calls: pd.DataFrame, dataset: str, n_images: int) -> pd.DataFra
     tokens at the cached-input price); ``reported_usd`` is what the provider itself reported
     (OpenRouter's ``usage.cost``) over the billed calls that reported one, empty when none
     did. ``cached_tokens`` are part of ``prompt_tokens``, empty when no call reported them.
+    A family with imported answers (whose ``cost`` the store's frame reads as NaN) has a
+    ``cost_usd`` and ``usd_per_image`` of NaN, not known, and so has the ``all`` row
+    (:func:`known_sum`; :func:`cost_sentence` words it).
 
     Returns:
         Columns family, model, calls, attempts, prompt_tokens, cached_tokens,
@@ -111,7 +151,7 @@ def cost_summary(calls: pd.DataFrame, dataset: str, n_images: int) -> pd.DataFra
         prompt_tokens=("prompt_tokens", "sum"),
         cached_tokens=("cached_tokens", lambda s: s.sum(min_count=1)),
         completion_tokens=("completion_tokens", "sum"),
-        cost_usd=("cost", "sum"),
+        cost_usd=("cost", known_sum),
         reported_usd=("reported_usd", lambda s: s.sum(min_count=1)),
     )
     g["usd_per_image"] = g["cost_usd"] / max(n_images, 1)
@@ -120,10 +160,11 @@ def cost_summary(calls: pd.DataFrame, dataset: str, n_images: int) -> pd.DataFra
     total = {
         "family": "all",
         "model": "",
-        **{c: g[c].sum() for c in summed},
+        **{c: g[c].sum() for c in summed if c != "cost_usd"},
+        "cost_usd": known_sum(g["cost_usd"]),
         "cached_tokens": g["cached_tokens"].sum(min_count=1),
         "reported_usd": g["reported_usd"].sum(min_count=1),
-        "usd_per_image": g["usd_per_image"].sum(),
+        "usd_per_image": known_sum(g["usd_per_image"]),
     }
     out = pd.concat([g, pd.DataFrame([total])], ignore_index=True)
     out["cached_tokens"] = out["cached_tokens"].astype("Int64")

@@ -5,7 +5,9 @@ out as absent from disk (`skipped`), so a reader sees what was not scored.
 
 The record is written beside each run's pages (``outputs/<run>/provenance.json``) and shown
 as a compact box at the top of every page and on the index. It names files by their place
-in the project and identifies their content by a short hash, so no machine path appears.
+in the project and identifies their content by a short hash, so no machine path appears;
+an answers file imported into the run's store is named with the SHA-256 of the bytes it
+was last imported from (``imports``; the box shows it beside the store).
 """
 
 from __future__ import annotations
@@ -81,6 +83,29 @@ def n_items(store: Path, datasets: tuple[str, ...]) -> dict[str, int]:
         return dict.fromkeys(datasets, 0)
 
 
+def imported_files(store: Path, datasets: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The answers files imported into the store for these datasets, as each was last
+    imported: ``file`` (its name), ``sha256`` (the digest of its bytes), ``dataset`` and
+    ``answers`` (how many of its answers the store holds); empty without a store."""
+    try:
+        with Store(store, readonly=True) as s:
+            table = s.imports()
+    except (FileNotFoundError, StoreError):
+        return []
+    table = table[table["dataset"].isin(datasets)]
+    return [
+        {"file": r.file, "sha256": r.sha256, "dataset": r.dataset, "answers": int(r.rows)}
+        for r in table.itertuples()
+    ]
+
+
+def store_label(store: Path, imports: list[dict[str, Any]]) -> str:
+    """The store as the provenance box names it: its file name, and each answers file
+    imported into it with its SHA-256, so a reader can tell which file the page read."""
+    files = "; ".join(f"{i['file']} (SHA-256 {i['sha256']})" for i in imports)
+    return f"{store.name}, with the answers imported from {files}" if imports else store.name
+
+
 def item_nouns(run: Run) -> dict[str, str]:
     """Per dataset of the run, the plural noun its items are counted in."""
     return {d: item_noun(run.profile.dataset(d).kind) for d in run.datasets}
@@ -133,6 +158,7 @@ def provenance(
     """The provenance record of one run, as the pages and the index show it."""
     profile = run.profile
     params = {**config.parameters, **run.parameters, **(overrides or {})}
+    imports = imported_files(profile.store, run.datasets)
     # What differs from the runs file's defaults: the run's own parameters and ``-p``.
     changed = {
         k: v
@@ -152,11 +178,12 @@ def provenance(
         "n_resamples": params.get("n_resamples"),
         "overrides": {k: changed[k] for k in sorted(changed)},
         "commit": git_commit(root),
-        "store": profile.store.name,
+        "store": store_label(profile.store, imports),
         "store_hash": store_hash(profile.store),
         "data_hash": _files_hash([profile.dataset(d).root for d in run.datasets]),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         **skipped(run),
+        **({"imports": imports} if imports else {}),
     }
 
 

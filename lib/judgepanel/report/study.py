@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from judgepanel.core.answers_file import HOLISTIC, import_answers
+from judgepanel.core.answers_file import HOLISTIC, import_answers, read_table
 from judgepanel.core.config import Config, DatasetRef
 from judgepanel.core.needs import Study, declared_needs, load_study, unmet
 from judgepanel.core.rubric import Rubric, default_rubric_path, load_rubric
@@ -136,9 +136,8 @@ def answers_design(path: Path, temperature: float) -> AnswersDesign:
     Raises:
         ReportError: a judge answers under two models (a family is one model).
     """
-    table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-    table["judge"] = table["judge"].str.strip()
-    model = table["model"].str.strip() if "model" in table.columns else table["judge"]
+    table = read_table(path)
+    model = table["model"] if "model" in table.columns else table["judge"]
     table["model"] = model.where(model != "", table["judge"])
     families: dict[str, str] = {}
     for judge, models in table.groupby("judge", sort=False)["model"]:
@@ -149,7 +148,7 @@ def answers_design(path: Path, temperature: float) -> AnswersDesign:
                 "a judge is one model: give each model its own judge name"
             )
         families[str(judge)] = found[0]
-    holistic = table["dimension"].str.strip() == HOLISTIC
+    holistic = table["dimension"] == HOLISTIC
 
     def most(rows: pd.DataFrame, by: list[str]) -> int:
         return int(rows.groupby(by).size().max()) if len(rows) else 0
@@ -291,7 +290,7 @@ def prepare_study(
     answers = None
     if request.answers is not None:
         outputs.mkdir(parents=True, exist_ok=True)
-        written, kept = import_answers(
+        outcome = import_answers(
             request.answers,
             outputs / STUDY_STORE,
             dataset=name,
@@ -299,8 +298,11 @@ def prepare_study(
             rubric=rubric,
             temperature=request.temperature,
         )
-        again = f"; {kept} already stored" if kept else ""
-        echo(f"imported {written} answers of {name} from {request.answers.name}{again}")
+        if outcome.note():
+            echo(outcome.note())
+        stored = outcome.kept + outcome.unchanged
+        again = f"; {stored} already stored" if stored else ""
+        echo(f"imported {outcome.written} answers of {name} from {request.answers.name}{again}")
         answers = answers_design(request.answers, request.temperature)
     runs = study_runs(
         config,

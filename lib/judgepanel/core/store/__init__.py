@@ -38,7 +38,7 @@ elsewhere, with their provenance), :mod:`.locks` (the writer locks) and :mod:`.f
 """
 
 from judgepanel.core.store.file import Store
-from judgepanel.core.store.imports import ImportedRow, ImportSource
+from judgepanel.core.store.imports import ImportedRow, ImportOutcome, ImportSource
 from judgepanel.core.store.schema import (
     FAILURE_KINDS,
     OPEN_CHUNK_STATES,
@@ -72,6 +72,7 @@ __all__ = [
     "CallCount",
     "CallResult",
     "FailureCount",
+    "ImportOutcome",
     "ImportSource",
     "ImportedRow",
     "ModelCost",

@@ -30,6 +30,11 @@ class Store(Writer, Reader, Accounts, Importer):
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
         self._lock_fd: int | None = None
+        if self.path.is_dir():
+            raise StoreError(
+                f"{self.path}: is a folder; name the store file (for example "
+                f"{self.path / 'store.sqlite'})"
+            )
         if readonly:
             if not self.path.exists():
                 raise FileNotFoundError(f"{self.path}: store not found")
@@ -48,7 +53,11 @@ class Store(Writer, Reader, Accounts, Importer):
             except StoreError:
                 self._conn.close()
                 raise
-        version = self.schema_version = schema.check_schema(self._conn, self.path)
+        try:
+            version = self.schema_version = schema.check_schema(self._conn, self.path)
+        except sqlite3.OperationalError as exc:  # unreadable: permissions, a damaged file
+            self._conn.close()
+            raise StoreError(f"{self.path}: cannot be read ({exc}); check the file") from None
         if version < SCHEMA_VERSION:
             if readonly:
                 schema.read_old_version(self._conn, version)

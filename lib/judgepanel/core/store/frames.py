@@ -33,6 +33,14 @@ def where(
     return (" WHERE " + " AND ".join(terms) if terms else ""), params
 
 
+UNPRICED_COST = (
+    "CASE WHEN key_digest IN (SELECT key_digest FROM imported_calls) THEN NULL "
+    "ELSE cost END AS cost"
+)
+"""The ``cost`` column as a frame reads it: unknown (``NULL``) for an imported answer,
+which was not sent from here and carries no price; never $0.00."""
+
+
 class Reader:
     """The store's reading job: stored keys and frames (a part of
     :class:`judgepanel.core.store.Store`, which owns the connection)."""
@@ -85,19 +93,23 @@ class Reader:
             status: only ``ok`` or only ``failed`` calls.
             columns: only these columns (all by default); reading fewer is faster, the
                 answer texts being most of the file.
+
+        ``cost`` is NaN for imported answers (:data:`UNPRICED_COST`): their price is not
+        known.
         """
         wanted = list(columns) if columns is not None else list(COLUMNS)
         unknown = [c for c in wanted if c not in COLUMNS]
         if unknown:
             raise StoreError(f"{self.path}: no columns {unknown}; columns are {list(COLUMNS)}")
         sql, params = where(dataset=dataset, kinds=kinds, status=status)
-        query = f"SELECT {', '.join(wanted)} FROM calls{sql} ORDER BY {', '.join(KEY_FIELDS)}"
+        selected = ", ".join(UNPRICED_COST if c == "cost" else c for c in wanted)
+        query = f"SELECT {selected} FROM calls{sql} ORDER BY {', '.join(KEY_FIELDS)}"
         df = pd.read_sql_query(query, self._conn, params=params)
         # Nullable integer columns stay integers when some rows are NULL.
         for col in ("prompt_tokens", "cached_tokens", "completion_tokens", "seed"):
             if col in df:
                 df[col] = df[col].astype("Int64")
-        for col in ("value", "reported_cost"):
+        for col in ("value", "cost", "reported_cost"):
             if col in df:
                 df[col] = df[col].astype("float64")
         if "samples_per_request" in df:

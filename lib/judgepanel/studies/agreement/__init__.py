@@ -9,7 +9,13 @@ panel's effective number of judges. Every number comes from :mod:`judgepanel.sta
 the tables. ``judgepanel agree`` and notebook 10 both start here.
 """
 
-from judgepanel.studies.agreement.card import CARD_FILE, CARD_TABLE, card_rows, read_card
+from judgepanel.studies.agreement.card import (
+    CARD_FILE,
+    CARD_MISSING,
+    CARD_TABLE,
+    card_rows,
+    read_card,
+)
 from judgepanel.studies.agreement.data import (
     HOLISTIC,
     PANEL,
@@ -47,6 +53,7 @@ from judgepanel.studies.agreement.verdicts import (
 __all__ = [
     "ALT_FAMILY",
     "CARD_FILE",
+    "CARD_MISSING",
     "CARD_TABLE",
     "HOLISTIC",
     "PANEL",

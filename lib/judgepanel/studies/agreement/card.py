@@ -3,7 +3,9 @@
 Notebook 10 shows the card as its table ``judge_card`` (``tables/judge_card.csv``); the
 index reads that file as it is and recomputes nothing. Cost per 1,000 images is the
 store's recorded cost of the dataset's rubric calls (holistic and dimension; the price
-basis the calls were billed at) divided by the images they cover.
+basis the calls were billed at) divided by the images they cover; it is empty, not known,
+for a judge whose answers were imported (they carry no price), never 0.00:
+:data:`CARD_MISSING` says so where the card is shown.
 """
 
 from __future__ import annotations
@@ -12,11 +14,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgepanel.core.coverage import UNPRICED_NOTE
 from judgepanel.stats.claims import Claim
 from judgepanel.studies.agreement.data import AgreementData
 
 CARD_TABLE = "judge_card"
 CARD_FILE = f"{CARD_TABLE}.csv"
+CARD_MISSING = UNPRICED_NOTE
+"""The card's note for an empty cell (``nb.table(..., missing=CARD_MISSING)``): the cost of
+imported answers is not known."""
 COLUMNS = (
     "dataset",
     "judge",
@@ -38,7 +44,8 @@ def card_rows(
     """One row per family: QWK, alpha, repeatability (alpha over repetitions), the alt-test
     as its ledger row words it (``alt_test``: the row's verdict, "passes", "does not pass" or
     "not tested", or why the test was not run), the row's full ledger id (``claim``, for the
-    index to link the verdict to its row), and USD per 1,000 images as billed.
+    index to link the verdict to its row), and USD per 1,000 images as billed (NaN, not
+    known, for a judge with imported answers).
 
     Args:
         verdicts: judge -> (its recorded claim, its full ledger id).
@@ -63,7 +70,9 @@ def card_rows(
                 "alt_test": outcome,
                 "claim": ledger_id,
                 "usd_per_1000": (
-                    float(cost["usd"] / cost["n_images"] * 1000) if cost is not None else None
+                    float(cost["usd"] / cost["n_images"] * 1000)
+                    if cost is not None and pd.notna(cost["usd"])
+                    else None
                 ),
             }
         )

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from judgepanel.core.config import Config, Run
+from judgepanel.core.coverage import known_sum
 from judgepanel.core.frames import read_calls, score_table, scored_dataset
 from judgepanel.core.prompts import Rubric, load_rubric
 from judgepanel.datasets import Dataset
@@ -133,7 +134,8 @@ class AgreementData:
         scale: the people's rating range (low, high).
         mapping: the linear map of the rubric scale onto it.
         cost: per family, USD of the dataset's rubric calls (holistic and dimension) as
-            the store recorded them, and the images they cover.
+            the store recorded them (NaN, not known, where any was imported: imported
+            answers carry no price), and the images they cover.
         reason: why the rater-id statistics are skipped ("" when they are not).
         question: ``holistic`` or the rubric dimension compared.
         column: the people's column compared (``score``: the overall rating).
@@ -272,7 +274,9 @@ def agreement_data(
     ]
     if families is not None:
         rubric_calls = rubric_calls[rubric_calls["family"].isin(list(families))]
-    cost = rubric_calls.groupby("family").agg(usd=("cost", "sum"), n_images=("item", "nunique"))
+    cost = rubric_calls.groupby("family").agg(
+        usd=("cost", known_sum), n_images=("item", "nunique")
+    )  # NaN (not known) for a family with imported answers, which carry no price
     return AgreementData(
         dataset=dataset,
         humans=humans,
