@@ -75,12 +75,13 @@ NOTEBOOK_NAMES = {
 }
 """The notebooks ``NOTEBOOKS`` selects in each of ``RUNS``."""
 CLAIMS = "claims.csv"
+FAMILIES = "claim_families.csv"
 
 
 def expected_tables(report: Path) -> list[str]:
     """The tables the selected notebooks write, as the report's executed copies of them name
-    them (each page links every table it writes), and the claims ledger."""
-    names = {CLAIMS}
+    them (each page links every table it writes), and the claims ledger and its families."""
+    names = {CLAIMS, FAMILIES}
     for run, notebooks in NOTEBOOK_NAMES.items():
         for notebook in notebooks:
             text = (report / run / f"{notebook}.ipynb").read_text(encoding="utf-8")
@@ -106,7 +107,7 @@ def test_tables_are_the_same_under(setting, small_project, small_report, tmp_pat
     assert len(expected) >= 40 and sorted(got) == expected
     differing = []
     for rel in expected:
-        if rel != CLAIMS and got[rel] != want[rel]:
+        if rel not in (CLAIMS, FAMILIES) and got[rel] != want[rel]:
             mine, theirs = canonical_table(other / rel), canonical_table(small_report / rel)
             first = first_difference(mine, theirs)
             differing.append(f"{rel}: {first}")
@@ -117,4 +118,9 @@ def test_tables_are_the_same_under(setting, small_project, small_report, tmp_pat
     assert len(claims) and set(claims["page"]) <= selected
     if not claims.equals(baseline):
         differing.append(f"{CLAIMS}: {first_difference(claims, baseline)}")
+    families = canonical_table(other / FAMILIES)
+    every = canonical_table(small_report / FAMILIES)
+    kept = every[every["page"].isin(set(families["page"]))].reset_index(drop=True)
+    if not families.equals(kept):
+        differing.append(f"{FAMILIES}: {first_difference(families, kept)}")
     assert not differing, "\n".join(differing)
