@@ -107,7 +107,6 @@ def test_export_long_round_trips(study, tmp_path, capsys) -> None:
     ("change", "says"),
     [
         ({"image_id": "img99"}, "line 6: image 'img99' is not in tiny-photos"),
-        ({"score": "11"}, "line 6: score '11' of colour is not a whole number from 1 to 10"),
         ({"score": "7.5"}, "line 6: score '7.5' of colour is not a whole number from 1 to 10"),
         ({"dimension": "sharpness"}, "line 6: 'sharpness' is not a question of the rubric; its "
          "questions are: holistic, quality, composition, colour, distinctiveness, emotion"),

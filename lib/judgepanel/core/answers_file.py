@@ -5,7 +5,8 @@ A researcher who collected judges' answers outside judgepanel brings them as row
 answer a row, ``dimension`` a key of the rubric or ``holistic``. Every row is checked
 against the dataset's images and the rubric's scale of its dimension before anything is
 written; the first bad row stops the import with one line naming the file, the line and
-the reason. Each answer is keyed as if it had been asked with the rubric's own prompt
+the reason, and answers outside a question's scale are refused together with the scale
+that would hold them. Each answer is keyed as if it had been asked with the rubric's own prompt
 (its hash and prompt hash), so the notebooks read it like a scored call, and the store
 records which file and line it came from. :func:`long_answers` writes the same shape
 out of a store (``judgepanel export --long``).
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +24,7 @@ import pandas as pd
 from judgepanel.core.calls import CallKey
 from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.rubric import Rubric, Scale
+from judgepanel.core.scales import observed_ranges, rubric_questions
 from judgepanel.core.store import CallResult, ImportedRow, ImportSource, Store
 
 REQUIRED: tuple[str, ...] = ("image_id", "judge", "dimension", "score")
@@ -63,8 +65,42 @@ def scale_words(scale: Scale) -> str:
 
 def _questions(rubric: Rubric) -> dict[str, Scale]:
     """Each question of ``rubric`` by the name an answers file gives it, with its scale."""
-    found = {HOLISTIC: rubric.holistic.scale} if rubric.holistic is not None else {}
-    return found | {key: dim.scale for key, dim in rubric.dimensions.items()}
+    return rubric_questions(rubric)
+
+
+def _whole(text: str) -> float | None:
+    """The number a cell holds, when it is a whole number (else None)."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number == int(number) else None
+
+
+def _refuse_off_scale(path: Path, table: pd.DataFrame, rubric: Rubric) -> None:
+    """One line for the first question whose whole-number answers fall outside its
+    rubric scale: how many, which values, the first line, and the scale that would hold
+    them (a scale left out of the rubric is 1-10, which answers on 0-100 do not fit)."""
+    for question, scale in _questions(rubric).items():
+        if scale.levels is not None:
+            continue  # a level's name or value is checked row by row
+        rows = table.index[table["dimension"].str.strip() == question]
+        values = [(i, _whole(str(table.at[i, "score"]).strip())) for i in rows]
+        numbers = [(i, v) for i, v in values if v is not None]
+        off = [(i, v) for i, v in numbers if not scale.min <= v <= scale.max]
+        if not off:
+            continue
+        shown = sorted({v for _, v in off})
+        listed = ", ".join(f"{v:g}" for v in shown[:5]) + (", ..." if len(shown) > 5 else "")
+        low, high = min(v for _, v in numbers), max(v for _, v in numbers)
+        default = " (the default: the rubric declares none)" if scale.defaulted else ""
+        key = "holistic" if question == HOLISTIC else f"dimensions.{question}"
+        raise AnswersError(
+            f"{path}: {len(off)} answer(s) to {question} fall outside its rubric scale "
+            f"{scale.span()}{default}: values {listed}, first at line {off[0][0] + 2}; if "
+            f"the judges answered on {low:g}-{high:g}, declare `scale: {{min: {low:g}, max: "
+            f"{high:g}}}` under {key} in {Path(rubric.source).name}, else correct those rows"
+        )
 
 
 def read_answers(
@@ -109,6 +145,7 @@ def read_answers(
         )
     if table.empty:
         raise AnswersError(f"{path}: holds no answers")
+    _refuse_off_scale(path, table, rubric)
     known_images = set(map(str, images))
     scales = _questions(rubric)
     rows: list[ImportedRow] = []
@@ -168,6 +205,38 @@ def read_answers(
     return rows
 
 
+def answer_ranges(rows: Sequence[ImportedRow]) -> dict[str, tuple[float, float]]:
+    """The lowest and highest answer to each question of read rows (for
+    :func:`judgepanel.core.scales.scale_notes`)."""
+    return observed_ranges(
+        (HOLISTIC if r.key.kind == HOLISTIC else r.key.dimension, float(r.result.value))
+        for r in rows
+        if r.result.value is not None
+    )
+
+
+def write_answers(
+    rows: Sequence[ImportedRow], path: str | Path, store: str | Path, *, dataset: str
+) -> tuple[int, int]:
+    """Write rows read by :func:`read_answers` from ``path`` into ``store``, with the
+    file's name and digest as their provenance.
+
+    Returns:
+        (answers written, answers already stored with the same value).
+
+    Raises:
+        StoreError: a call is stored with another answer; nothing is written.
+    """
+    source = ImportSource(
+        file=Path(path).name,
+        sha256=hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+        dataset=dataset,
+    )
+    with Store(store) as db:
+        written = db.record_import(list(rows), source)
+    return written, len(rows) - written
+
+
 def import_answers(
     path: str | Path,
     store: str | Path,
@@ -176,8 +245,13 @@ def import_answers(
     images: Sequence[str],
     rubric: Rubric,
     temperature: float = 0.0,
+    leave_out: Collection[str] = (),
 ) -> tuple[int, int]:
     """Check the answers file and write it into ``store`` with its provenance.
+
+    Args:
+        leave_out: images whose answers are checked but not written (those a run skips
+            as absent from disk); ``images`` should name them too.
 
     Returns:
         (answers written, answers of the file already stored with the same value).
@@ -189,14 +263,9 @@ def import_answers(
     rows = read_answers(
         path, dataset=dataset, images=images, rubric=rubric, temperature=temperature
     )
-    source = ImportSource(
-        file=Path(path).name,
-        sha256=hashlib.sha256(Path(path).read_bytes()).hexdigest(),
-        dataset=dataset,
-    )
-    with Store(store) as db:
-        written = db.record_import(rows, source)
-    return written, len(rows) - written
+    dropped = set(map(str, leave_out))
+    kept = [r for r in rows if r.key.item not in dropped]
+    return write_answers(kept, path, store, dataset=dataset)
 
 
 def long_answers(calls: pd.DataFrame, dataset: str | None = None) -> pd.DataFrame:
