@@ -41,7 +41,9 @@ def test_json_gives_every_judge_and_the_panel_its_alt_test(small_project, capsys
 def test_text_names_the_mapping_the_people_and_each_verdict(small_project, capsys):
     assert main(_args(small_project, "eva", "--min-items", "10", "--metric", "abs")) == 0
     out = capsys.readouterr().out
-    lines = out.splitlines()
+    notes = [x for x in out.splitlines() if x.startswith("note: ")]
+    lines = [x for x in out.splitlines() if not x.startswith("note: ")]
+    assert notes[0].startswith("note: holistic: the rubric gives it no scale, so it is read")
     assert lines[0].startswith("eva (eva), rubric ") and "holistic, quality" in lines[0]
     assert lines[1].startswith("holistic vs the overall rating (score, 0-10)")
     assert "linear 1-10 -> 0-10" in lines[1]

@@ -85,7 +85,9 @@ def test_bad_answers_stop_before_anything_is_written(small_world, tmp_path, caps
     bad = tmp_path / "bad.csv"
     table.to_csv(bad, index=False)
     assert main(study_argv(world, tmp_path / "out", "--answers", str(bad))) == 1
-    assert "bad.csv, line 5: score '9' of saturation" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "bad.csv: 1 answer(s) to saturation fall outside its rubric scale" in err
+    assert "values 9, first at line 5" in err and "else correct those rows" in err
     assert not (tmp_path / "out" / "study.sqlite").exists()
 
 

@@ -944,7 +944,7 @@ def verify_command(args: argparse.Namespace) -> int:
         if args.update:
             print(f"wrote the reference {publish_reference(args.outputs)}")
             return EXIT_OK
-        problems = verify(args.outputs, args.reference)
+        problems = verify(args.outputs, args.reference, say=print)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -6,10 +6,12 @@ Spearman against the human mean, mean bias, the family's repeatability over its
 repetitions, the people's own reliability beside them, and the alternative annotator test
 (winning rate, advantage probability, passed, with epsilon and the metric named); with
 ``--pool-dimensions`` also the test with each image x dimension one instance. Every
-question names the map that put the judges' answers on the people's scale. Everything
-comes from :mod:`judgepanel.studies.agreement`. Bad input (a malformed ``--dataset``, a
-missing store, a store without answers for the dataset's images, a question the dataset
-and rubric do not share) is one line on stderr and exit code 2.
+question names the map that put the judges' answers on the people's scale, and a note
+first says where a rubric scale is the default or differs from the data
+(:mod:`judgepanel.core.scales`). Everything comes from
+:mod:`judgepanel.studies.agreement`. Bad input (a malformed ``--dataset``, a missing
+store, a store without answers for the dataset's images, a question the dataset and
+rubric do not share) is one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.frames import read_calls
 from judgepanel.core.rubric import Rubric, load_rubric
+from judgepanel.core.scales import scale_notes, store_ranges
 from judgepanel.core.store import StoreError
 from judgepanel.datasets import Dataset, DatasetError, load_dataset
 from judgepanel.errors import JudgepanelError
@@ -236,6 +239,8 @@ def agree_report(args: argparse.Namespace) -> dict[str, Any]:
             raise ConfigError(f"{args.store}: no such store file")
         calls = read_calls(args.store)
         key = _store_key(calls, images, args.store_dataset, args.store)
+    source = Path(args.answers).name if args.answers is not None else ""
+    notes = scale_notes(rubric, data, store_ranges(calls, key, rubric.sha256), source)
     named = bool(args.question)
     questions: dict[str, Any] = {}
     judges: dict[str, Any] = {}
@@ -267,6 +272,7 @@ def agree_report(args: argparse.Namespace) -> dict[str, Any]:
         "rubric": rubric.name or rubric.source,
         "questions": questions,
         "not_compared": not_compared,
+        "notes": notes,
     }
     holistic = questions.get(agreement.HOLISTIC)
     if holistic is not None:  # the holistic question's facts at the top, as before
@@ -315,6 +321,7 @@ def agree_lines(info: dict[str, Any]) -> list[str]:
         f"{info['dataset']} ({info['kind']}), rubric {info['rubric']}: "
         f"{len(info['questions'])} question(s) compared: {', '.join(info['questions'])}"
     ]
+    lines += [f"note: {note}" for note in info.get("notes", [])]
     for key, reason in info["not_compared"].items():
         lines.append(f"{key}: not compared: {reason}")
     for key, q in info["questions"].items():

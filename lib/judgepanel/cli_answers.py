@@ -8,12 +8,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from judgepanel.core.answers_file import import_answers, long_answers
+from judgepanel.core.answers_file import answer_ranges, long_answers, read_answers, write_answers
 from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.rubric import load_rubric
+from judgepanel.core.scales import scale_notes
 from judgepanel.core.store import ImportOutcome, Store
-from judgepanel.datasets import load_dataset
+from judgepanel.datasets import Dataset, load_dataset
+from judgepanel.datasets.kinds import get_kind
 
 EXIT_OK, EXIT_ERROR = 0, 1
 
@@ -29,7 +31,10 @@ def add_import_answers_parser(what: argparse._SubParsersAction) -> None:
             "the answers like scored calls. The file is the source of truth for its import: "
             "importing it again after it changed replaces what it wrote (removed answers are "
             "removed). Bad rows stop the import with one line naming the file, counting "
-            "them and listing the first few, and nothing is written."
+            "them and listing the first few, and nothing is written. Only the dataset's "
+            "labels are read: its images need not be on disk. A note says where a "
+            "question's rubric scale is the default or differs from its attribute's range "
+            "or from the answers' own."
         ),
     )
     answers.add_argument("file", type=Path, help="the answers CSV")
@@ -47,21 +52,33 @@ def add_import_answers_parser(what: argparse._SubParsersAction) -> None:
     )
 
 
+def labels_of(kind: str, root: Path) -> Dataset:
+    """The dataset's labels, read whether or not its images are on disk (importing
+    answers needs no image)."""
+    declared = {**get_kind(kind).keys, **get_kind(kind).options}
+    keep = {"missing_images": "keep"} if "missing_images" in declared else {}
+    return load_dataset(kind, str(root), **keep)
+
+
 def import_answers_command(args: argparse.Namespace) -> int:
-    """``judgepanel import answers``; exit 0, or 1 with one line on stderr."""
+    """``judgepanel import answers``; exit 0, or 1 with one line on stderr. Where a
+    question's rubric scale is the default or differs from the data, a note says so
+    before anything is written."""
     try:
         kind, root = parse_dataset_spec(args.dataset)
-        ds = load_dataset(kind, str(root))
+        ds = labels_of(kind, root)
         rubric = load_rubric(str(args.rubric))
         name = args.name or ds.name
-        outcome = import_answers(
+        rows = read_answers(
             args.file,
-            args.store,
             dataset=name,
             images=ds.images["image_id"].astype(str).tolist(),
             rubric=rubric,
             temperature=args.temperature,
         )
+        for note in scale_notes(rubric, ds, answer_ranges(rows), Path(args.file).name):
+            print(f"note: {note}")
+        outcome = write_answers(rows, args.file, args.store, dataset=name)
     except (JudgepanelError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -5,12 +5,15 @@ A researcher who collected judges' answers outside judgepanel brings them as row
 answer a row, ``dimension`` a key of the rubric or ``holistic``. Every row is checked
 against the dataset's images and the rubric's scale of its dimension before anything is
 written; bad rows stop the import with one line naming the file, counting them and
-listing the first few with their line and reason. The file may be saved as Excel and crowd
-platforms save it (comma, semicolon or tab separated; UTF-8 or UTF-16 with its byte-order
-mark; a decimal comma in a score). Each answer is keyed as if it had been asked with the
-rubric's own prompt (its hash and prompt hash), so the notebooks read it like a scored
-call, and the store records which file and line it came from. :func:`long_answers` writes
-the same shape out of a store (``judgepanel export --long``).
+listing the first few with their line and reason, and answers outside a question's scale
+are summed up there with the scale that would hold them. The file may be saved as Excel
+and crowd platforms save it (comma, semicolon or tab separated; UTF-8 or UTF-16 with its
+byte-order mark; a decimal comma in a score). Each answer is keyed as if it had been
+asked with the rubric's own prompt (its hash and prompt hash), so the notebooks read it
+like a scored call, and the store records which file and line it came from.
+:func:`read_answers` checks a file and :func:`write_answers` writes what it read (so a
+caller can say what the answers show, or leave some out, in between);
+:func:`long_answers` writes the same shape out of a store (``judgepanel export --long``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import hashlib
 import io
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -29,6 +32,7 @@ import pandas as pd
 from judgepanel.core.calls import CallKey
 from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.rubric import Rubric, Scale
+from judgepanel.core.scales import observed_ranges, rubric_questions
 from judgepanel.core.store import CallResult, ImportedRow, ImportOutcome, ImportSource, Store
 
 REQUIRED: tuple[str, ...] = ("image_id", "judge", "dimension", "score")
@@ -69,8 +73,40 @@ def scale_words(scale: Scale) -> str:
 
 def _questions(rubric: Rubric) -> dict[str, Scale]:
     """Each question of ``rubric`` by the name an answers file gives it, with its scale."""
-    found = {HOLISTIC: rubric.holistic.scale} if rubric.holistic is not None else {}
-    return found | {key: dim.scale for key, dim in rubric.dimensions.items()}
+    return rubric_questions(rubric)
+
+
+def _whole(text: str) -> float | None:
+    """The number a cell holds, when it is a whole number (else None)."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number == int(number) else None
+
+
+def _off_scale(
+    question: str, scale: Scale, off: list[tuple[int, float]], numbers: list[float], rubric: Rubric
+) -> str:
+    """The sentence for a question whose whole-number answers fall outside its rubric
+    scale: how many, which values, the first line, and the scale that would hold them (a
+    scale left out of the rubric is 1-10, which answers on 0-100 do not fit).
+
+    Args:
+        off: (line, value) of each answer outside the scale, in file order.
+        numbers: every whole-number answer to the question.
+    """
+    shown = sorted({v for _, v in off})
+    listed = ", ".join(f"{v:g}" for v in shown[:5]) + (", ..." if len(shown) > 5 else "")
+    low, high = min(numbers), max(numbers)
+    default = " (the default: the rubric declares none)" if scale.defaulted else ""
+    key = "holistic" if question == HOLISTIC else f"dimensions.{question}"
+    return (
+        f"{len(off)} answer(s) to {question} fall outside its rubric scale "
+        f"{scale.span()}{default}: values {listed}, first at line {off[0][0]}; if "
+        f"the judges answered on {low:g}-{high:g}, declare `scale: {{min: {low:g}, max: "
+        f"{high:g}}}` under {key} in {Path(rubric.source).name}, else correct those rows"
+    )
 
 
 SHOWN_PROBLEMS = 5
@@ -180,20 +216,27 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return table
 
 
-def _raise_problems(path: Path, problems: list[str], total: int) -> None:
+def _raise_problems(
+    path: Path, problems: list[str], total: int, off_scale: Sequence[str] = ()
+) -> None:
     """Raise one error counting every bad row and listing the first few; one bad row is
-    named as ``FILE, line N: reason``."""
+    named as ``FILE, line N: reason``. ``off_scale`` sums up the answers outside a
+    question's scale (see :func:`_off_scale`), whose rows ``problems`` counts too: it
+    leads the line, and a lone bad row it already names is not listed again."""
     if not problems:
         return
-    if len(problems) == 1:
+    if not off_scale and len(problems) == 1:
         raise AnswersError(f"{path}, {problems[0]}; nothing was imported")
-    shown = "; ".join(problems[:SHOWN_PROBLEMS])
-    more = len(problems) - SHOWN_PROBLEMS
-    rest = f"; and {more:,} more" if more > 0 else ""
-    raise AnswersError(
-        f"{path}: {len(problems):,} bad rows of {total:,}, the first: {shown}{rest}; fix them "
-        "and import again (nothing was imported)"
-    )
+    said = [*off_scale]
+    if len(problems) > 1:
+        shown = "; ".join(problems[:SHOWN_PROBLEMS])
+        more = len(problems) - SHOWN_PROBLEMS
+        rest = f"; and {more:,} more" if more > 0 else ""
+        said.append(
+            f"{len(problems):,} bad rows of {total:,}, the first: {shown}{rest}; fix them "
+            "and import again"
+        )
+    raise AnswersError(f"{path}: {'; '.join(said)} (nothing was imported)")
 
 
 def read_answers(
@@ -228,6 +271,8 @@ def read_answers(
     rows: list[ImportedRow] = []
     seen: dict[CallKey, int] = {}
     problems: list[str] = []
+    numbers: dict[str, list[float]] = {}  # each question's whole-number answers
+    off: dict[str, list[tuple[int, float]]] = {}  # and those outside its scale, with lines
     for record in table.to_dict("records"):
         line = int(record.pop("line"))
         cells = {k: str(v).strip() for k, v in record.items()}
@@ -245,7 +290,13 @@ def read_answers(
                 f"are: {', '.join(scales)}"
             )
             continue
-        value = read_value(scales[question], cells["score"])
+        scale = scales[question]
+        whole = _whole(cells["score"]) if scale.levels is None else None
+        if whole is not None:
+            numbers.setdefault(question, []).append(whole)
+            if not scale.min <= whole <= scale.max:
+                off.setdefault(question, []).append((line, whole))
+        value = read_value(scale, cells["score"])
         if value is None:
             problems.append(
                 f"line {line}: score {cells['score']!r} of {question} is not "
@@ -285,13 +336,44 @@ def read_answers(
             attempts=0,
         )
         rows.append(ImportedRow(key, result, line))
-    _raise_problems(path, problems, len(table))
+    off_scale = [_off_scale(q, scales[q], o, numbers[q], rubric) for q, o in off.items()]
+    _raise_problems(path, problems, len(table), off_scale)
     return rows
 
 
 def file_digest(path: str | Path) -> str:
     """The SHA-256 of a file's bytes, as hex (what an import and the page's provenance name)."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def answer_ranges(rows: Sequence[ImportedRow]) -> dict[str, tuple[float, float]]:
+    """The lowest and highest answer to each question of read rows (for
+    :func:`judgepanel.core.scales.scale_notes`)."""
+    return observed_ranges(
+        (HOLISTIC if r.key.kind == HOLISTIC else r.key.dimension, float(r.result.value))
+        for r in rows
+        if r.result.value is not None
+    )
+
+
+def write_answers(
+    rows: Sequence[ImportedRow], path: str | Path, store: str | Path, *, dataset: str
+) -> ImportOutcome:
+    """Write rows read by :func:`read_answers` from ``path`` into ``store``, with the
+    file's name and digest as their provenance.
+
+    The file is the source of truth for its import: what an earlier import of the same
+    file (same name, same dataset) wrote and ``rows`` no longer hold is removed, changed
+    answers are replaced; answers scored here or imported from another file stay. The
+    outcome's :meth:`ImportOutcome.note` says what changed.
+
+    Raises:
+        StoreError: a call is stored from another source with another answer; nothing is
+            written.
+    """
+    source = ImportSource(file=Path(path).name, sha256=file_digest(path), dataset=dataset)
+    with Store(store) as db:
+        return db.record_import(list(rows), source)
 
 
 def import_answers(
@@ -302,6 +384,7 @@ def import_answers(
     images: Sequence[str],
     rubric: Rubric,
     temperature: float = 0.0,
+    leave_out: Collection[str] = (),
 ) -> ImportOutcome:
     """Check the answers file and write it into ``store`` with its provenance.
 
@@ -309,6 +392,10 @@ def import_answers(
     into the same dataset again replaces what its earlier import wrote (answers it no
     longer holds are removed, changed ones replaced); answers scored here or imported
     from another file stay. The outcome's :meth:`ImportOutcome.note` says what changed.
+
+    Args:
+        leave_out: images whose answers are checked but not written (those a run skips
+            as absent from disk); ``images`` should name them too.
 
     Raises:
         AnswersError: see :func:`read_answers`; nothing is written.
@@ -318,9 +405,9 @@ def import_answers(
     rows = read_answers(
         path, dataset=dataset, images=images, rubric=rubric, temperature=temperature
     )
-    source = ImportSource(file=Path(path).name, sha256=file_digest(path), dataset=dataset)
-    with Store(store) as db:
-        return db.record_import(rows, source)
+    dropped = set(map(str, leave_out))
+    kept = [r for r in rows if r.key.item not in dropped]
+    return write_answers(kept, path, store, dataset=dataset)
 
 
 def long_answers(calls: pd.DataFrame, dataset: str | None = None) -> pd.DataFrame:

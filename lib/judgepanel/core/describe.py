@@ -17,6 +17,7 @@ import numpy as np
 
 from judgepanel.core.config import ConfigError
 from judgepanel.core.rubric import Rubric
+from judgepanel.core.scales import check_line, scale_checks
 from judgepanel.datasets import Dataset, load_dataset
 from judgepanel.datasets.attribute import HOLISTIC
 from judgepanel.datasets.kinds import get_kind, rated_kinds
@@ -68,7 +69,10 @@ def describe_dataset(
         rubric: the description then also has ``rubric`` (its name, source and hash),
             ``mapping`` (one row per question of the rubric, holistic first, with the
             attribute that validates it and that attribute's noise ceiling) and
-            ``unmapped`` (the attributes that name a dimension the rubric does not have).
+            ``unmapped`` (the attributes that name a dimension the rubric does not have),
+            each mapping row with its rubric ``scale`` (``scale_defaulted``: none declared),
+            and ``scale_notes`` (where a scale is the default or differs from its
+            attribute's range, :mod:`judgepanel.core.scales`).
         options: the kind's loader options (its declared keys: ``mos_scale``...).
 
     Returns:
@@ -151,11 +155,15 @@ def rubric_mapping(
     attributes = _attributes(ds)
     by_dimension = {a["dimension"]: a for a in attributes if a["dimension"]}
     questions = ([HOLISTIC] if rubric.holistic is not None else []) + list(rubric.dimensions)
+    checks = {c.question: c for c in scale_checks(rubric, ds)}
     rows = []
     for question in questions:
         a = by_dimension.get(question)
         row: dict[str, Any] = {"dimension": question, "attribute": a["name"] if a else None}
         row["column"] = a["column"] if a else None
+        scale = checks[question].scale
+        row["scale"] = [scale.min, scale.max]
+        row["scale_defaulted"] = scale.defaulted
         if a is None:
             row.update(_no_ceiling("no attribute of the dataset validates it"))
         else:
@@ -170,6 +178,7 @@ def rubric_mapping(
         "rubric": {"name": rubric.name, "source": rubric.source, "sha256": rubric.sha256},
         "mapping": rows,
         "unmapped": unmapped,
+        "scale_notes": [check_line(c, rubric) for c in checks.values() if c.differs],
     }
 
 
@@ -187,6 +196,7 @@ def mapping_lines(info: dict[str, Any]) -> list[str]:
             f"  attribute {a['attribute']} names dimension {a['dimension']!r}, which this "
             "rubric does not have"
         )
+    lines += [f"note: {note}" for note in info.get("scale_notes", [])]
     return lines
 
 

@@ -180,6 +180,22 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
                 raise DatasetError(f"{path}:{lineno}: not valid JSON: {exc.msg}") from exc
 
 
+def release_paths(root: str | Path, default: str) -> tuple[Path, Path]:
+    """A release's folder and its scores file: ``root / default`` where ``root`` is the
+    folder, or ``root`` itself under any name where it is a file (a CSV exported as
+    ``mos_scores.csv``). A file's folder is the one holding it, or the release's top
+    folder when the file sits where the release keeps it (``Annotations/`` for SPAQ), so
+    that the images are found where the release puts them."""
+    root = Path(root).expanduser().resolve()
+    if not root.is_file():
+        return root, root / default
+    folder = root.parent
+    inner = Path(default).parent.parts
+    if inner and folder.parts[-len(inner) :] == inner:
+        folder = folder.parents[len(inner) - 1]
+    return folder, root
+
+
 def require_file(path: Path, what: str) -> Path:
     """``path`` if it is a file, else a `DatasetError` saying what was expected there."""
     if not path.is_file():

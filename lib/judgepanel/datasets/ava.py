@@ -17,7 +17,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgepanel.datasets._common import Dataset, DatasetError, numeric_column, require_file
+from judgepanel.datasets._common import (
+    Dataset,
+    DatasetError,
+    numeric_column,
+    release_paths,
+    require_file,
+)
 from judgepanel.datasets._tables import (
     fail_rows,
     fail_unless_unique,
@@ -52,8 +58,8 @@ def load_ava(root: str | Path, *, missing_images: str = "error") -> Dataset:
             twice, a test id is not in ``AVA.txt``, or (``missing_images="error"``, see
             `judgepanel.datasets.presence`) an image file is absent.
     """
-    root = Path(root).expanduser().resolve()
-    path = require_file(root / VOTES_FILE, f"the AVA votes file ({VOTES_FILE})")
+    root, votes = release_paths(root, VOTES_FILE)
+    path = require_file(votes, f"the AVA votes file ({VOTES_FILE})")
     raw = _votes_table(path)
     ids = ["image_id"]
     for column in COLUMNS:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgepanel.datasets._common import Dataset, DatasetError, require_file
+from judgepanel.datasets._common import Dataset, DatasetError, release_paths, require_file
 from judgepanel.datasets.assemble import assemble
 from judgepanel.datasets.attribute import Attribute
 from judgepanel.datasets.presence import apply_policy, check_policy
@@ -41,9 +41,9 @@ def load_cadb(root: str | Path, *, missing_images: str = "error") -> Dataset:
             ``scores``, a score is not a whole number in 1-5, a released mean disagrees
             with its scores, or (``error``) an image is absent.
     """
-    root = Path(root).expanduser().resolve()
+    root, scores = release_paths(root, SCORES_FILE)
     check_policy(missing_images)
-    path = require_file(root / SCORES_FILE, f"the CADB scores file ({SCORES_FILE})")
+    path = require_file(scores, f"the CADB scores file ({SCORES_FILE})")
     try:
         entries = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:

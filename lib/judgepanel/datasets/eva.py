@@ -23,6 +23,7 @@ from judgepanel.datasets._common import (
     first_line,
     image_table,
     numeric_column,
+    release_paths,
     require_columns,
     require_file,
     unread_note,
@@ -68,9 +69,9 @@ def load_eva(root: str | Path, *, missing_images: str = "error") -> Dataset:
             rater rated an image twice, or (``missing_images="error"``, see
             `judgepanel.datasets.presence`) rated images are absent from disk.
     """
-    root = Path(root).expanduser().resolve()
+    root, given = release_paths(root, VOTES_FILE)
     check_policy(missing_images)
-    votes = require_file(root / VOTES_FILE, f"the EVA votes file ({VOTES_FILE})")
+    votes = require_file(given, f"the EVA votes file ({VOTES_FILE})")
     header = first_line(votes)
     if DELIMITER not in header:
         guess = next((d for d in (",", ";", "\t", "|") if d in header), None)

@@ -30,6 +30,7 @@ from judgepanel.datasets._common import (
     Dataset,
     DatasetError,
     numeric_column,
+    release_paths,
     require_columns,
     unread_note,
 )
@@ -66,6 +67,12 @@ CITATION = (
 LICENCE = "not stated in the files: the terms of the KonIQ-10k page (database.mmsp-kn.de)"
 
 
+def _form(raw: pd.DataFrame) -> str:
+    """Which of the two released files a renamed one is, by its columns: the one with
+    ``set`` carries the MOS on 1-100, the other on 1-5."""
+    return SETS_FILE if "set" in raw.columns else SCORES_FILE
+
+
 def load_koniq(
     root: str | Path,
     *,
@@ -86,19 +93,21 @@ def load_koniq(
             counts, ``c_total`` is not a whole number, MOS or SD is off its scale, ``set``
             is unknown, an image appears twice, or (``error``) an image is absent.
     """
-    root = Path(root).expanduser().resolve()
-    path = next((root / f for f in FILES if (root / f).is_file()), None)
+    root, given = release_paths(root, SCORES_FILE)
+    path = given if given.is_file() else None
+    path = path or next((root / f for f in FILES if (root / f).is_file()), None)
     if path is None:
         raise DatasetError(f"{root}: no KonIQ-10k score file; expected {' or '.join(FILES)}")
     if mos_scale is not None and mos_scale not in MOS_SCALES:
         raise DatasetError(f"mos_scale={mos_scale!r}: expected one of {', '.join(MOS_SCALES)}")
     if sd_scale not in SD_SCALES:
         raise DatasetError(f"sd_scale={sd_scale!r}: expected one of {', '.join(SD_SCALES)}")
-    scale = mos_scale or DOCUMENTED_MOS[path.name]
     raw = read_table(path, [], None)
-    fix = f"the KonIQ-10k file {path.name} has the header {','.join(COMMON + EXTRA[path.name])}"
+    form = path.name if path.name in FILES else _form(raw)
+    scale = mos_scale or DOCUMENTED_MOS[form]
+    fix = f"the KonIQ-10k file {form} has the header {','.join(COMMON + EXTRA[form])}"
     require_columns(raw, COMMON, path, fix)
-    unread = [c for c in raw.columns if c not in COMMON + EXTRA[path.name]]
+    unread = [c for c in raw.columns if c not in COMMON + EXTRA[form]]
     ids = ["image_name"]
     fail_unless_unique(path, raw, "image_name")
     total = numeric_column(raw, "c_total", 1, np.inf, path, ids, step=1).to_numpy()

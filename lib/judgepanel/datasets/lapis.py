@@ -22,6 +22,7 @@ from judgepanel.datasets._common import (
     DatasetError,
     check_duplicates,
     numeric_column,
+    release_paths,
     require_file,
 )
 from judgepanel.datasets._tables import fail_rows, read_table, require_image_files, text_lines
@@ -61,8 +62,8 @@ def load_lapis(root: str | Path, *, missing_images: str = "error") -> Dataset:
             image or one image twice, or (``missing_images="error"``, see
             `judgepanel.datasets.presence`) an image is absent.
     """
-    root = Path(root).expanduser().resolve()
-    path = require_file(root / RATINGS_FILE, f"the LAPIS ratings file ({RATINGS_FILE})")
+    root, ratings = release_paths(root, RATINGS_FILE)
+    path = require_file(ratings, f"the LAPIS ratings file ({RATINGS_FILE})")
     raw = read_table(path, REQUIRED, None)
     ids = ["image_id", "participant_id"]
     for column in ("image_id", "file", "participant_id"):

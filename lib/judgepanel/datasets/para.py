@@ -26,6 +26,7 @@ from judgepanel.datasets._common import (
     first_line,
     image_table,
     numeric_column,
+    release_paths,
     require_columns,
     require_file,
     unread_note,
@@ -77,15 +78,15 @@ def load_para(root: str | Path, *, missing_images: str = "error", sd_ddof: int =
             (``missing_images="error"``, see `judgepanel.datasets.presence`) rated images
             are absent from disk.
     """
-    root = Path(root).expanduser().resolve()
+    root, annotations = release_paths(root, ANNOTATION_FILE)
     check_policy(missing_images)
-    if not (root / ANNOTATION_FILE).is_file() and giaa_present(root):
+    if not annotations.is_file() and giaa_present(root):
         ds = load_giaa(
             root, missing_images=missing_images, sd_ddof=sd_ddof, licence=LICENCE,
             citation=CITATION,
         )  # fmt: skip
         return apply_policy(ds, missing_images)
-    path = require_file(root / ANNOTATION_FILE, f"the PARA annotation file ({ANNOTATION_FILE})")
+    path = require_file(annotations, f"the PARA annotation file ({ANNOTATION_FILE})")
     header = first_line(path)
     if "," not in header:
         guess = next((d for d in ("=", ";", "\t", "|") if d in header), None)

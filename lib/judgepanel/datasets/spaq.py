@@ -8,7 +8,9 @@ a row: ``Image name``, ``MOS`` and the attribute scores ``Brightness``,
 released (no SD, no vote count, no rater), so no noise ceiling can be computed. Rubric
 mapping: technical quality -> Sharpness, colour -> Colorfulness. Noisiness is read as
 higher-is-worse, as the authors' code reads it (100 - Noisiness). SPAQ has no official
-split. Reading the workbook needs ``openpyxl``; the CSV does not.
+split. Reading the workbook needs ``openpyxl``; the CSV does not. ``spaq:PATH`` may also
+name the scores file itself, under any name (``mos_scores.csv``); the images are then
+looked for in ``TestImage/`` beside it (or beside ``Annotations/`` when it sits there).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from judgepanel.datasets._common import (
     Dataset,
     DatasetError,
     numeric_column,
+    release_paths,
     require_columns,
     unread_note,
 )
@@ -61,8 +64,8 @@ def load_spaq(root: str | Path, *, missing_images: str = "error") -> Dataset:
             unreadable, a column is missing, a score is not a number in 0-100, an image
             appears twice, or (``error``) an image is absent; rows are named by line.
     """
-    root = Path(root).expanduser().resolve()
-    path, raw = _scores(root)
+    root, given = release_paths(root, SCORES_FILE)
+    path, raw = _scores(root, given if given.is_file() else None)
     need = [NAME_COLUMN, *(a.name for a in ATTRIBUTES)]
     fix = f"SPAQ's scores file has the columns {', '.join(need)}"
     require_columns(raw, need, path, fix)
@@ -101,14 +104,20 @@ def load_spaq(root: str | Path, *, missing_images: str = "error") -> Dataset:
     return apply_policy(ds, missing_images)
 
 
-def _scores(root: Path) -> tuple[Path, pd.DataFrame]:
-    """The workbook's first sheet, or else the CSV export, as a table (line = index + 2)."""
-    path = root / SCORES_FILE
+def _scores(root: Path, given: Path | None = None) -> tuple[Path, pd.DataFrame]:
+    """The workbook's first sheet, or else the CSV export, as a table (line = index + 2);
+    ``given``: the scores file named on the command line, a workbook by its suffix
+    (``.xlsx``, ``.xlsm``), else read as a CSV."""
+    path = given or root / SCORES_FILE
+    if given is not None and given.suffix.lower() not in (".xlsx", ".xlsm"):
+        return given, read_table(given, [], None)
     if not path.is_file():
         csv = next((root / f for f in CSV_FILES if (root / f).is_file()), None)
         if csv is None:
             raise DatasetError(
-                f"{root}: no SPAQ scores file; expected {SCORES_FILE} or {CSV_FILES[0]}"
+                f"{root}: no SPAQ scores file; expected {SCORES_FILE} or {CSV_FILES[0]} "
+                "there, or give the scores file's own path under any name "
+                "(spaq:path/to/mos_scores.csv)"
             )
         return csv, read_table(csv, [], None)
     try:

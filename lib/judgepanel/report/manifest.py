@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,20 +172,60 @@ def first_difference(got: pd.DataFrame, want: pd.DataFrame) -> str:
     return f"{len(got)} rows, expected {len(want)}"
 
 
-def verify(outputs: Path, reference: Path | None = None) -> list[str]:
+def _reference_of(outputs: Path, made: Manifest, say: Callable[[str], None]) -> tuple[Path, bool]:
+    """The committed reference of a report's kind and profile, and whether it is the demo's
+    standing in for a profile that has none: a report extended by another profile's
+    notebooks (``make calibrate`` reports profile ``calibration`` into the demo's folder)
+    is checked on the demo's tables.
+
+    Raises:
+        ValueError: no reference is committed for the report, in one line with the fix.
+    """
+    own = reference_dir(made.kind, profile=made.profile)
+    if (own / MANIFEST_NAME).is_file() or made.profile == DEFAULT_PROFILE:
+        return own, False
+    demo = reference_dir(made.kind)
+    if not (demo / MANIFEST_NAME).is_file():
+        return own, False
+    say(
+        f"{outputs}: its manifest names profile {made.profile!r}, which has no committed "
+        f"reference; its tables are checked against the demo's {made.kind} report ({demo}), "
+        f"and those of {made.profile}'s own notebooks are listed, not checked"
+    )
+    return demo, True
+
+
+def verify(
+    outputs: Path, reference: Path | None = None, say: Callable[[str], None] = lambda _: None
+) -> list[str]:
     """Compare the report in ``outputs`` with the committed report of its kind and profile.
 
     Returns one line per difference (an empty list when every table matches): a table
     whose digest differs, with its first differing cell; a table missing from either side.
+    A report of a profile without a committed reference whose folder holds the demo's
+    report (``make calibrate``) is checked on the demo's tables; ``say`` then tells so and
+    lists the tables left unchecked.
+
+    Raises:
+        OSError: the report has no manifest.
+        ValueError: no reference manifest is committed (or at ``reference``), in one line.
     """
     outputs = Path(outputs)
     got_manifest = report_manifest(outputs)
     kind = got_manifest.kind
-    reference = reference or reference_dir(kind, profile=got_manifest.profile)
-    want = read_manifest(reference / MANIFEST_NAME)
+    extended = False
+    if reference is None:
+        reference, extended = _reference_of(outputs, got_manifest, say)
+    if not (Path(reference) / MANIFEST_NAME).is_file():
+        raise ValueError(
+            f"{Path(reference) / MANIFEST_NAME}: no committed reference of the {kind} report "
+            f"of profile {got_manifest.profile!r}; name one with --reference DIR, or write "
+            "it from this report with `judgepanel verify --update`"
+        )
+    want = read_manifest(Path(reference) / MANIFEST_NAME)
     if want.kind != kind:
         return [f"{outputs} holds a {kind} report; {reference} is the {want.kind} one"]
-    if want.profile != got_manifest.profile:
+    if want.profile != got_manifest.profile and not extended:
         return [
             f"{outputs} holds the report of profile {got_manifest.profile!r}; {reference} "
             f"is of profile {want.profile!r}"
@@ -195,7 +236,7 @@ def verify(outputs: Path, reference: Path | None = None) -> list[str]:
         if rel not in got:
             problems.append(f"{rel}: missing from {outputs}")
         elif got[rel] != digest:
-            ref_table = reference / "tables" / rel
+            ref_table = Path(reference) / "tables" / rel
             detail = (
                 first_difference(canonical_table(outputs / rel), canonical_table(ref_table))
                 if ref_table.exists()
@@ -203,6 +244,10 @@ def verify(outputs: Path, reference: Path | None = None) -> list[str]:
             )
             problems.append(f"{rel}: differs; {detail}")
     extra = [rel for rel in got if rel not in want.digests]
+    if extended:
+        for rel in extra:
+            say(f"{rel}: of profile {got_manifest.profile}, not checked (no reference)")
+        return problems
     problems += [f"{rel}: not in the committed {kind} manifest" for rel in extra]
     return problems
 

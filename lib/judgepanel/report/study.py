@@ -7,8 +7,10 @@ a store in the output folder and a scoring design for the dataset's kind; and on
 whose notebooks are those of :data:`CANDIDATES` whose declared needs the study meets
 (`judgepanel.core.needs`). Each candidate it leaves out is named with the reasons, so a
 study learns what its data lacks rather than meeting a failing cell. With an answers file
-the answers are imported into the store first and the families are the file's judges;
-nothing is sent unless the report is asked to score.
+the answers are imported into the store first (those of images a study skips as absent
+from disk left out, and counted) and the families are the file's judges; nothing is sent
+unless the report is asked to score. A note says, before any notebook runs, where a
+rubric scale is the default or differs from the data (:mod:`judgepanel.core.scales`).
 """
 
 from __future__ import annotations
@@ -22,10 +24,18 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from judgepanel.core.answers_file import HOLISTIC, import_answers, read_table
+from judgepanel.core.answers_file import (
+    HOLISTIC,
+    answer_ranges,
+    read_answers,
+    read_table,
+    write_answers,
+)
 from judgepanel.core.config import Config, DatasetRef
 from judgepanel.core.needs import Study, declared_needs, load_study, unmet
 from judgepanel.core.rubric import Rubric, default_rubric_path, load_rubric
+from judgepanel.core.scales import scale_notes
+from judgepanel.core.store import ImportedRow
 from judgepanel.report.execute import ReportError, _absolute_raw
 
 CANDIDATES: tuple[str, ...] = (
@@ -288,16 +298,32 @@ def prepare_study(
             "one skipped says why above"
         )
     answers = None
+    observed = None
+    rows: list[ImportedRow] = []
     if request.answers is not None:
-        outputs.mkdir(parents=True, exist_ok=True)
-        outcome = import_answers(
+        skipped = set(study.dataset.skipped)  # absent from disk under --missing-images skip
+        labelled = [*study.dataset.images["image_id"].astype(str), *sorted(skipped)]
+        read = read_answers(
             request.answers,
-            outputs / STUDY_STORE,
             dataset=name,
-            images=study.dataset.images["image_id"].astype(str).tolist(),
+            images=labelled,
             rubric=rubric,
             temperature=request.temperature,
         )
+        rows = [r for r in read if r.key.item not in skipped]
+        observed = answer_ranges(rows)
+        if len(rows) < len(read):
+            left = {r.key.item for r in read} & skipped
+            echo(
+                f"left out {len(read) - len(rows)} answers of {len(left)} image(s) absent "
+                f"from disk (--missing-images skip), of {len(read)} in {request.answers.name}"
+            )
+    source = request.answers.name if request.answers is not None else ""
+    for note in scale_notes(rubric, study.dataset, observed, source):
+        echo(f"note: {note}")
+    if request.answers is not None:
+        outputs.mkdir(parents=True, exist_ok=True)
+        outcome = write_answers(rows, request.answers, outputs / STUDY_STORE, dataset=name)
         if outcome.note():
             echo(outcome.note())
         stored = outcome.kept + outcome.unchanged

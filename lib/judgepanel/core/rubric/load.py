@@ -110,14 +110,15 @@ def _levels(raw: Any, where: str) -> Scale:
 
 
 def _scale(spec: dict[str, Any], where: str) -> Scale:
-    """A dimension's (or the holistic question's) scale; none declared is 1-10."""
+    """A dimension's (or the holistic question's) scale; none declared is 1-10, marked
+    as defaulted."""
     raw, levels = spec.get("scale"), spec.get("levels")
     if raw is not None and levels is not None:
         raise RubricError(f"{where}: give `scale` or `levels`, not both")
     if levels is not None:
         return _levels(levels, f"{where}.levels")
     if raw is None:
-        return Scale(SCORE_MIN, SCORE_MAX)
+        return Scale(SCORE_MIN, SCORE_MAX, defaulted=True)
     raw = _mapping(raw, f"{where}.scale")
     _no_unknown(raw, {"min", "max", "levels"}, f"{where}.scale")
     if "levels" in raw:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -26,11 +26,14 @@ class Scale:
     """An integer range, or named levels each with an integer value.
 
     ``levels`` is ``None`` for a range, else ``(name, value)`` pairs in declared order.
+    ``defaulted`` marks the 1-10 a rubric gets where it declares no scale, so that the
+    checks against the data can say so (it takes no part in equality).
     """
 
     min: int
     max: int
     levels: tuple[tuple[str, int], ...] | None = None
+    defaulted: bool = field(default=False, compare=False)
 
     @classmethod
     def of_levels(cls, levels: tuple[tuple[str, int], ...]) -> Scale:
