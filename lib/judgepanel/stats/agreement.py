@@ -85,6 +85,16 @@ def cohen_kappa(
         a, b: whole-number categories per item; items where either is NaN are dropped.
         weights: None, ``"linear"`` or ``"quadratic"``.
         labels: the category grid, e.g. ``range(1, 6)`` for a 1-5 scale.
+
+    Example:
+        Quadratic-weighted kappa (QWK) of two raters on a 1-5 scale:
+
+        >>> a, b = [1, 2, 3, 4, 5, 3, 2, 4], [1, 2, 4, 4, 5, 2, 2, 3]
+        >>> round(cohen_kappa(a, b, weights="quadratic"), 3)
+        0.88
+        >>> theirs = cohen_kappa_score(a, b, weights="quadratic")
+        >>> round(cohen_kappa(a, b, weights="quadratic"), 6) == round(float(theirs), 6)
+        True
     """
     ai, bi, grid = kappa_inputs(a, b, labels)
     return float(cohen_kappa_score(ai, bi, labels=grid, weights=weights))

@@ -206,6 +206,24 @@ def alt_test(
 
     Raises:
         ValueError: on a bad epsilon or q, or when no annotator has enough instances.
+
+    Example:
+        Three annotators and a judge on 40 images; the annotators' p-values are corrected
+        by Benjamini-Yekutieli, as statsmodels' ``fdr_by`` does:
+
+        >>> rng = np.random.default_rng(0)
+        >>> truth = rng.normal(3, 1, 40)
+        >>> humans = pd.DataFrame({"image_id": np.repeat(np.arange(40), 3),
+        ...                        "rater": np.tile(["a", "b", "c"], 40),
+        ...                        "score": np.repeat(truth, 3) + rng.normal(0, 0.5, 120)})
+        >>> judge = pd.Series(truth + rng.normal(0, 0.1, 40))  # indexed by image_id
+        >>> res = alt_test(humans, judge, epsilon=0.2)
+        >>> print(f"omega {res.winning_rate:.3f}, passed {res.passed}, "
+        ...       f"q_by {res.per_annotator['q_by'].round(3).tolist()}")
+        omega 0.667, passed True, q_by [0.008, 0.062, 0.002]
+        >>> table = res.per_annotator
+        >>> bool(np.allclose(table["q_by"], multipletests(table["p"], method="fdr_by")[1]))
+        True
     """
     if not (np.isfinite(epsilon) and 0.0 <= epsilon < 1.0):
         raise ValueError(f"epsilon must lie in [0, 1), got {epsilon}")

@@ -388,6 +388,19 @@ def bootstrap_arms(
 
     Returns:
         (n_resamples, m) array; NaN where a resample leaves a variable constant.
+
+    Example:
+        A judge's Spearman correlation with the human mean and its 95% percentile interval:
+
+        >>> from judgepanel.stats import spearman
+        >>> y = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+        >>> judge = [3, 1, 2, 6, 4, 5, 9, 10, 7, 8]
+        >>> draws = bootstrap_arms(y, {"judge": judge}, "spearman", n_resamples=200, seed=0)
+        >>> draws.shape
+        (200, 1)
+        >>> low, high = percentile_ci(draws[:, 0])
+        >>> print(f"rho = {spearman(y, judge):.3f}, 95% CI [{low:.3f}, {high:.3f}]")
+        rho = 0.830, 95% CI [0.452, 0.963]
     """
     yv = as_vector(y, "y")
     _, mat = _arms_matrix(arms, yv.size)
@@ -450,6 +463,16 @@ def paired_bootstrap(
         seed: resampling seed.
         alternative: ``greater``, ``less`` or ``two-sided``.
         confidence: level of the percentile interval.
+
+    Example:
+        Does judge ``a`` rank the images more like the people than judge ``b`` does?
+
+        >>> y = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+        >>> a = [2, 1, 4, 3, 6, 5, 8, 7, 10, 9]
+        >>> b = [3, 1, 2, 6, 4, 5, 9, 10, 7, 8]
+        >>> res = paired_bootstrap(y, a, b, "spearman", n_resamples=200, seed=0)
+        >>> print(f"delta = {res.delta:.3f} [{res.ci_low:.3f}, {res.ci_high:.3f}], p = {res.p:.3f}")
+        delta = 0.109 [-0.164, 0.453], p = 0.234
     """
     yv, av = as_pair(y, a, ("y", "a"))
     _, bv = as_pair(y, b, ("y", "b"))

@@ -61,7 +61,12 @@ class NoiseCeiling:
 
 
 def spearman_brown(r: Any) -> Any:
-    """Reliability of a mean over twice the raters, from the split-half correlation r."""
+    """Reliability of a mean over twice the raters, from the split-half correlation r.
+
+    Example:
+        >>> round(float(spearman_brown(0.6)), 3)
+        0.75
+    """
     r = np.asarray(r, dtype=np.float64)
     return 2.0 * r / (1.0 + r)
 
@@ -104,6 +109,19 @@ def noise_ceiling(
     Raises:
         ValueError: on a missing column, a missing or non-numeric rating, or fewer than
             three usable images.
+
+    Example:
+        Eight images, four raters each, every rating the image's true score plus noise:
+
+        >>> rng = np.random.default_rng(0)
+        >>> truth = rng.normal(size=8)
+        >>> ratings = pd.DataFrame({"image_id": np.repeat(np.arange(8), 4),
+        ...                         "rater_id": np.tile(np.arange(4), 8),
+        ...                         "score": np.repeat(truth, 4) + rng.normal(0, 0.5, 32)})
+        >>> nc = noise_ceiling(ratings, n_splits=50, seed=0)
+        >>> print(f"ceiling {nc.ceiling:.3f}, split-half r {nc.split_half_r:.3f}, "
+        ...       f"{nc.n_images} images")
+        ceiling 0.984, split-half r 0.937, 8 images
     """
     if metric not in ("spearman", "pearson"):
         raise ValueError(f"metric must be 'spearman' or 'pearson', got {metric!r}")

@@ -76,6 +76,14 @@ def spearman(y: ArrayLike, x: ArrayLike) -> float:
 
     Raises:
         ValueError: if either input holds NaN/inf, or their lengths differ.
+
+    Example:
+        >>> from scipy import stats
+        >>> y, x = [1, 2, 3, 4, 5, 6], [2, 1, 4, 3, 6, 5]
+        >>> round(spearman(y, x), 3)
+        0.829
+        >>> bool(np.isclose(spearman(y, x), stats.spearmanr(y, x).statistic))
+        True
     """
     yv, xv = as_pair(y, x)
     if np.ptp(yv) == 0 or np.ptp(xv) == 0:
@@ -88,6 +96,10 @@ def kendall_b(y: ArrayLike, x: ArrayLike) -> float:
 
     Raises:
         ValueError: if either input holds NaN/inf, or their lengths differ.
+
+    Example:
+        >>> round(kendall_b([1, 2, 2, 3], [1, 3, 2, 2]), 3)  # ties on both sides
+        0.4
     """
     yv, xv = as_pair(y, x)
     return float(stats.kendalltau(yv, xv, variant="b").statistic)

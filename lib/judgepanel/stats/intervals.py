@@ -37,6 +37,14 @@ def wilson(successes: ArrayLike, n: ArrayLike, confidence: float = 0.95) -> tupl
 
     Raises:
         ValueError: if ``n`` < 1 or ``successes`` lies outside [0, n].
+
+    Example:
+        >>> low, high = wilson(42, 50)  # 42 of 50 questions right
+        >>> print(f"[{low:.3f}, {high:.3f}]")
+        [0.715, 0.917]
+        >>> lows, highs = wilson([42, 5], [50, 10])
+        >>> [f"{x:.3f}" for x in lows], [f"{x:.3f}" for x in highs]
+        (['0.715', '0.237'], ['0.917', '0.763'])
     """
     alpha = 1.0 - check_confidence(confidence)
     k = np.asarray(successes, dtype=np.float64)

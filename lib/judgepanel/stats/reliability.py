@@ -150,6 +150,19 @@ def krippendorff_alpha(
 
     Raises:
         ValueError: if no item has two ratings or all pairable ratings are equal.
+
+    Example:
+        Three raters (rows) on ten items (columns), NaN where a rater skipped an item:
+
+        >>> import krippendorff
+        >>> ratings = [[1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan],
+        ...            [1, 2, 3, 3, 2, 2, 4, 1, 2, 5],
+        ...            [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5]]
+        >>> round(krippendorff_alpha(ratings, "interval"), 3)
+        0.862
+        >>> theirs = krippendorff.alpha(reliability_data=ratings, level_of_measurement="interval")
+        >>> round(krippendorff_alpha(ratings, "interval"), 6) == round(float(theirs), 6)
+        True
     """
     values = rating_matrix(data, dimension=dimension).values
     parts = AlphaParts(values, level)
@@ -250,6 +263,15 @@ def alpha_interval(
         n_resamples: B.
         seed: resampling seed.
         confidence: level of the percentile interval.
+
+    Example:
+        >>> ratings = [[1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan],
+        ...            [1, 2, 3, 3, 2, 2, 4, 1, 2, 5],
+        ...            [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5]]
+        >>> res = alpha_interval(ratings, "interval", n_resamples=200, seed=0)
+        >>> print(f"alpha {res.estimate:.3f} [{res.ci_low:.3f}, {res.ci_high:.3f}], "
+        ...       f"{res.n_items} items")
+        alpha 0.862 [0.539, 1.000], 10 items
     """
     check_confidence(confidence)
     values = rating_matrix(data, dimension=dimension).values
@@ -322,6 +344,17 @@ def icc_table(
         One row per form: ``type`` (Shrout-Fleiss), ``mcgraw_wong``, ``description``,
         ``estimate``, ``ci_low``, ``ci_high``, ``F``, ``df1``, ``df2``, ``p``,
         ``n_items``, ``n_raters``, ``n_items_incomplete``, ``confidence``.
+
+    Example:
+        Three raters (rows) on ten items (columns); two items lack a rating and are left out:
+
+        >>> ratings = [[1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan],
+        ...            [1, 2, 3, 3, 2, 2, 4, 1, 2, 5],
+        ...            [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5]]
+        >>> row = icc_table(ratings).set_index("type").loc["ICC(2,1)"]
+        >>> print(f"ICC(2,1) {row.estimate:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}], "
+        ...       f"{row.n_items} items, {row.n_items_incomplete} incomplete")
+        ICC(2,1) 0.755 [0.407, 0.939], 8 items, 2 incomplete
     """
     alpha = 1.0 - check_confidence(confidence)
     x = rating_matrix(data, dimension=dimension).values.T  # items x raters

@@ -150,6 +150,17 @@ def best_of(
 
     Raises:
         ValueError: fewer than two judges.
+
+    Example:
+        Three judges on 60 tasks, each task solved (1) or not (0):
+
+        >>> rng = np.random.default_rng(1)
+        >>> sums = rng.binomial(1, [0.8, 0.6, 0.55], size=(60, 3))
+        >>> res = best_of(sums, 1, ["a", "b", "c"], n_resamples=500, seed=0)
+        >>> print(f"{res.leader} ahead of {res.runner_up} by {res.margin:.3f}, p = {res.p:.3f}")
+        a ahead of b by 0.167, p = 0.168
+        >>> res.separated(), res.not_separated()
+        (['c'], ['b'])
     """
     names = list(names)
     if len(names) < 2:
