@@ -1,6 +1,6 @@
 """Scores of off-the-shelf image-aesthetics models: ``image_id, model, score`` CSV files.
 
-Seed 000 compares its VLM judges with supervised image-aesthetic-assessment (IAA) models
+The fusion paper compares its VLM judges with supervised image-aesthetic-assessment (IAA) models
 (Q-Align, NIMA, MUSIQ, LAION aesthetic, CLIP-IQA...) run elsewhere. Their outputs enter
 the analyses as one long CSV per dataset; this module reads and checks such a file, so a
 wrong file fails here with its name and row, not inside a notebook.

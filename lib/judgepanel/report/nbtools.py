@@ -649,16 +649,3 @@ def forest(
         ax.set_title(title)
     fig.tight_layout()
     return fig
-
-
-def fmt_ci(est: float, lo: float, hi: float, digits: int = 3, signed: bool = True) -> str:
-    """``+0.118 [+0.075, +0.163]``, for sentences computed from the numbers."""
-    f = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
-    return f"{f.format(est)} [{f.format(lo)}, {f.format(hi)}]"
-
-
-def fmt_p(p: float) -> str:
-    """A p or q value for prose: ``p = 0.012`` or ``p < 0.0001``."""
-    if p < 1e-4:
-        return "< 0.0001"
-    return f"= {p:.4f}" if p < 0.001 else f"= {p:.3f}"

@@ -1,4 +1,4 @@
-"""Rubric-decomposed fusion of VLM aesthetic judges (seed 000), one module per analysis.
+"""The fusion study: rubric-decomposed fusion of VLM aesthetic judges, one module per analysis.
 
 - ``plan``: the scoring design (k holistic + R per dimension); ``run``: what the notebooks
   start from (:func:`load_rated`).

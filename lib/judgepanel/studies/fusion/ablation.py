@@ -1,4 +1,4 @@
-"""The input ablation (seed 000, Table 2): same families, same combiner, same folds.
+"""The input ablation (the fusion paper, Table 2): same families, same combiner, same folds.
 
 Only the feature set changes between arms, so a difference between two fused arms is a
 difference in what the panel was fed. Every arm is compared with the family block's best

@@ -60,7 +60,7 @@ def holistic_blocks_of(
     size: int = BLOCK_RUNS,
     n_blocks: int = len(DIMENSIONS),
 ) -> pd.DataFrame:
-    """Seed 000's "blocks of 3" control: P's column count and P's per-column averaging.
+    """The fusion paper's "blocks of 3" control: P's column count and P's per-column averaging.
 
     Each family gets ``n_blocks`` holistic columns (as many as it has dimension columns in
     P), each the mean of ``size`` consecutive, disjoint runs: runs 0-2, 3-5, ... 12-14 at

@@ -1,4 +1,4 @@
-"""Off-the-shelf image-aesthetics models against the VLM judges (seed 000, section 5.0).
+"""Off-the-shelf image-aesthetics models against the VLM judges (the fusion paper, section 5.0).
 
 Each imported model is compared with the best single VLM judge on the same images: the
 difference in rho is a paired bootstrap with a one-sided p (the VLM is better). The VLM is

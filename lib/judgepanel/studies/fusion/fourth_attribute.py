@@ -1,6 +1,6 @@
 """EVA's fourth attribute: do the distinctiveness and emotion prompts know what it rates?
 
-Seed 000 (section 6) holds EVA's fourth rated attribute out of the multitrait-multimethod
+The fusion paper (section 6) holds EVA's fourth rated attribute out of the multitrait-multimethod
 table and uses it afterwards to validate the two dimension prompts that have no matched
 attribute. The test is the MTMM one: the prompt's partial Spearman correlation with the
 attribute given the human overall score, against the holistic prompt's, per family, with a

@@ -1,6 +1,6 @@
 """Headroom against the human noise ceiling, and the retest of when fusion pays.
 
-Seed 000, section 5.5: before any dimension scoring, a cheap probe (every family's
+The fusion paper, section 5.5: before any dimension scoring, a cheap probe (every family's
 holistic mean over its first k=5 runs) says how close the best single model already is to
 the noise ceiling. Its *fraction* of the ceiling is rho_best / ceiling; its *headroom* is
 1 - fraction. The study's hypothesis is that fusion pays where headroom is large. Each

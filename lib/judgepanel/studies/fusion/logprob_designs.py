@@ -1,6 +1,6 @@
 """One call instead of k: the holistic designs compared on accuracy and cost.
 
-Seed 000 averages k holistic samples per image and family. Here each family's holistic
+The fusion paper averages k holistic samples per image and family. Here each family's holistic
 score is taken three ways from the same store: one sample, the mean of its first k samples
 (k in ``KS``, up to the design's k), and the expected score of one logprob call
 (``prompt_mode: logprob``). Each design's Spearman ρ and Kendall τ_b with the human mean
@@ -263,7 +263,7 @@ def _span(values: list[float]) -> str:
 def granularity(
     scores: pd.DataFrame, human: pd.Series, k_max: int, *, n_resamples: int, seed: int
 ) -> pd.DataFrame:
-    """Seed 000's "Spearman rewards granularity" with the expected score beside the mean of
+    """The fusion paper's "Spearman rewards granularity" with the expected score beside the mean of
     the most samples: per family and design, the metric of the score as it is and rounded
     half-up to the integer scale, their difference (``delta``, the part that is de-tying)
     with its paired interval and one-sided p (the unrounded score is better), and the

@@ -1,7 +1,7 @@
 """The fused arm fed expected scores: H+P_gb of one logprob call per prompt against H+P_gb
 of k sampled answers per prompt.
 
-Seed 000's fused arm reads each family's holistic mean and its five dimension means. Its
+The fusion paper's fused arm reads each family's holistic mean and its five dimension means. Its
 sampled design "k per prompt" averages the first k answers of every prompt, capped at the
 scoring design's repetitions of that prompt (k holistic, R per dimension), so one sample
 per prompt costs the same six calls per image and family as the expected-score design's six

@@ -1,4 +1,4 @@
-"""Multitrait–multimethod validity of the dimension prompts (seed 000, section 5.1).
+"""Multitrait–multimethod validity of the dimension prompts (the fusion paper, section 5.1).
 
 Traits are the human per-attribute ratings (quality, composition, colour); methods are the
 two prompts (the matched rubric dimension, and the holistic verdict). Raw correlations are
@@ -7,7 +7,7 @@ tracks overall aesthetics also tracks every attribute. The test is therefore the
 Spearman correlation given the human overall score: what a prompt knows about the
 attribute beyond the verdict.
 
-Multiplicity: seed 000 corrects the cells of both datasets (2 x 15) as one family. Each
+Multiplicity: the fusion paper corrects the cells of both datasets (2 x 15) as one family. Each
 dataset's table carries ``q_dataset`` (Benjamini-Hochberg within that dataset), and
 :func:`pool_cells` puts the datasets in one table with ``q_pooled``, the paper's family.
 """
@@ -202,7 +202,7 @@ def profile_cells(
 
 
 def pool_cells(cells: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The MTMM cells of several datasets as one family of comparisons, as seed 000 has it.
+    """The MTMM cells of several datasets as one family of comparisons, as the fusion paper has it.
 
     Args:
         cells: dataset name -> its :func:`mtmm_cells` table.
@@ -314,7 +314,7 @@ FAMILY = "mtmm:cells"
 
 def correction_family(datasets: Sequence[str], alpha: float = 0.05) -> Family:
     """The cells' family, declared before they are computed: BH over every cell of every
-    rated dataset of the profile, as seed 000 corrects them (:func:`pool_cells`)."""
+    rated dataset of the profile, as the fusion paper corrects them (:func:`pool_cells`)."""
     return Family(
         FAMILY,
         f"01 MTMM cells of {', '.join(datasets)}: a dimension prompt's partial ρ with its "

@@ -73,7 +73,7 @@ def plan_dataset(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
         rubric=rubric,
     )
     if design.sham_r > 0:
-        # The sham rubric is scored for the pre-declared families, as seed 000 does.
+        # The sham rubric is scored for the pre-declared families, as the fusion paper does.
         sham_families = {f: m for f, m in settings.families.items() if f in settings.predeclared}
         specs += plan_images(
             images, sham_families, design, dataset=target.name, kinds=("sham",), rubric=rubric

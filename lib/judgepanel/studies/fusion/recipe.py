@@ -1,6 +1,6 @@
 """The deployment recipe as an executable decision: probe, then panel or single model.
 
-Seed 000, section 7: probe the families with the holistic prompt at k=5, compute the best
+The fusion paper, section 7: probe the families with the holistic prompt at k=5, compute the best
 one's headroom (1 - its fraction of the noise ceiling), and dimension-score a panel only
 where headroom is large. This module turns that into code:
 
@@ -454,7 +454,7 @@ def costs_of(
 def held_out_rule(trios: pd.DataFrame) -> pd.DataFrame:
     """The threshold rule learnt without each dataset, tested on that dataset's trios.
 
-    Seed 000 learnt its rule from two datasets and stated it as a hypothesis for a third.
+    The fusion paper learnt its rule from two datasets and stated it as a hypothesis for a third.
     With three or more datasets the hypothesis can be tested: for each dataset, the rule
     is derived (:func:`derive_threshold`) from the other datasets' retest trios only, then
     it predicts which of the held-out dataset's trios pay (a panel where the trio's

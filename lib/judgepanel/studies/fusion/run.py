@@ -140,7 +140,7 @@ def load_profile_rated(
 ) -> dict[str, RatedData]:
     """Every rated-image dataset of the run's profile that the store holds calls for.
 
-    Cross-dataset analyses start here: seed 000 treats the MTMM cells of both datasets as
+    Cross-dataset analyses start here: the fusion paper treats the MTMM cells of both datasets as
     one family. A dataset with no holistic or dimension call in the store is left out (a
     profile may be scored one dataset at a time, and a dataset of logprob calls alone, such
     as ``eva-logprob``, is no rubric scoring of its own); ``loaded`` hands over datasets

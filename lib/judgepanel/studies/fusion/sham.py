@@ -1,4 +1,4 @@
-"""The sham rubric (seed 000, section 6): is it the rubric's content or the decomposition?
+"""The sham rubric (the fusion paper, section 6): is it the rubric's content or the decomposition?
 
 Each dimension prompt keeps its role and title but carries another dimension's criteria
 (``rubric/sham.yaml``). If fusion gains only because it sees five numbers instead of one,

@@ -1,4 +1,4 @@
-"""The pre-registered temperature rule (seed 000, section 6): its file, its grid, its verdict.
+"""The pre-registered temperature rule (the fusion paper, section 6): its file, grid and verdict.
 
 A rule file (``rubric/prereg/*.yaml``) fixes, before any grid score exists, the family,
 the exploratory and confirmatory datasets, the temperature grid, the image subset and two

@@ -1,4 +1,4 @@
-"""The trio sweep (seed 000, section 5.4): every three-family panel, so no panel is chosen.
+"""The trio sweep (the fusion paper, section 5.4): every three-family panel, so no panel is chosen.
 
 With five families there are ten trios. For each, the dimension-and-verdict combiner
 (H+P_gb, out of fold on the fixed partition) is compared with the trio's best member (its

@@ -1,6 +1,6 @@
 """Preference pairs for training a criterion-conditioned judge, from question metadata alone.
 
-Seed 002 (Section 5, Figures 6-7) trains its judge by DPO on *symmetric evidence pairs*:
+The VisionQ paper (Section 5, Figures 6-7) trains its judge by DPO on *symmetric evidence pairs*:
 the chosen and the rejected response share one evidence body, word for word, and differ
 only in the letter they reference. Length and style then carry no signal, and the only
 way to prefer the chosen response is to prefer the right letter. No model is called: the

@@ -1,4 +1,6 @@
-"""Robustness of the fused arms, and what the same labels would buy elsewhere (seed 000, 5.6, 6).
+"""Robustness of the fused arms, and what the same labels would buy elsewhere.
+
+The fusion paper, sections 5.6 and 6.
 
 One module per analysis: ``partitions``, ``baselines`` (label-matched), ``transfer``,
 ``top_decile``, ``granularity`` and ``selection`` (feature selection).
