@@ -151,9 +151,12 @@ def cost_summary(calls: pd.DataFrame, dataset: str, n_images: int) -> pd.DataFra
         prompt_tokens=("prompt_tokens", "sum"),
         cached_tokens=("cached_tokens", lambda s: s.sum(min_count=1)),
         completion_tokens=("completion_tokens", "sum"),
-        cost_usd=("cost", known_sum),
+        cost_usd=("cost", "sum"),
         reported_usd=("reported_usd", lambda s: s.sum(min_count=1)),
     )
+    # not known where any answer was imported; priced families keep groupby's own sum
+    unpriced = df["cost"].isna().groupby(df["family"]).any()
+    g.loc[unpriced.reindex(g.index, fill_value=False), "cost_usd"] = float("nan")
     g["usd_per_image"] = g["cost_usd"] / max(n_images, 1)
     g = g.reset_index()
     summed = ["calls", "attempts", "prompt_tokens", "completion_tokens", "cost_usd"]

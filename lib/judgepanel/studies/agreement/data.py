@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import pandas as pd
 
 from judgepanel.core.config import Config, Run
-from judgepanel.core.coverage import known_sum
 from judgepanel.core.frames import read_calls, score_table, scored_dataset
 from judgepanel.core.prompts import Rubric, load_rubric
 from judgepanel.datasets import Dataset
@@ -274,9 +273,11 @@ def agreement_data(
     ]
     if families is not None:
         rubric_calls = rubric_calls[rubric_calls["family"].isin(list(families))]
-    cost = rubric_calls.groupby("family").agg(
-        usd=("cost", known_sum), n_images=("item", "nunique")
-    )  # NaN (not known) for a family with imported answers, which carry no price
+    cost = rubric_calls.groupby("family").agg(usd=("cost", "sum"), n_images=("item", "nunique"))
+    # not known (NaN) for a family with imported answers, which carry no price; the priced
+    # families keep groupby's own sum, so their figures stay the same to the last digit
+    unpriced = rubric_calls["cost"].isna().groupby(rubric_calls["family"]).any()
+    cost.loc[unpriced.reindex(cost.index, fill_value=False), "usd"] = float("nan")
     return AgreementData(
         dataset=dataset,
         humans=humans,
