@@ -160,3 +160,16 @@ def test_a_picked_leader_behind_its_comparator_is_not_called_highest():
                    ci_high=0.07, p=0.4)  # fmt: skip
     assert ahead.verdict == "highest by point estimate only"
     assert _claim(kind="best-of", alternative="greater", p=0.001).verdict == "leads"
+
+
+def test_a_count_among_the_key_claims_names_what_it_counts_over_its_family():
+    fam = [_claim(id=f"r.03.t{i}", b=f"B{i}", family="r.03.f", q=0.01 * (i + 1)) for i in range(3)]
+    count = count_claim("r.03.n", fam, "r.03.f", what="trios where fusion beats",
+                        over="the trios of eva", role="headline")  # fmt: skip
+    (key,) = key_claims(_ledger([*fam, count]))
+    assert key["what"] == "trios where fusion beats, over the trios of eva (d)"
+    assert (key["estimate"], key["tested"], key["verdict"]) == (
+        "–",
+        "count over a family",
+        "3 of 3 with q < 0.05",
+    )

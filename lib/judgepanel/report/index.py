@@ -321,13 +321,18 @@ def key_claims(claims: pd.DataFrame) -> list[dict[str, str]]:
         c = claim_of_row(r)
         est = c.estimate
         p = c.decisive_p
+        what = (
+            f"{r['a']}, over {r['b']} ({r['dataset']})"  # a count: what, over which family
+            if c.kind == "count"
+            else f"{r['a']} − {r['b']} ({r['dataset']}, {r['metric']})"
+        )
         rows.append(
             {
                 "id": str(r["id"]),
-                "what": f"{r['a']} − {r['b']} ({r['dataset']}, {r['metric']})",
+                "what": what,
                 "estimate": wording.estimate(est, c.ci_low, c.ci_high)
                 if not pd.isna(est) and c.kind != "count"
-                else (f"{int(est)} rows" if c.kind == "count" else wording.NOT_ESTIMABLE),
+                else ("–" if c.kind == "count" else wording.NOT_ESTIMABLE),
                 "tested": _tested(c),
                 "q": "–" if pd.isna(p) else wording.p_value(p, name="q" if c.family else "p"),
                 "verdict": str(r["verdict"]),
