@@ -230,3 +230,12 @@ def test_the_best_image_is_no_ranking_claim() -> None:
     text = "aurora and dune (tied: no test separates them); aurora picks the best image."
     assert w.prose_problems(text) == []
     assert w.prose_problems("the best direct judge, aurora, is tied with dune.")
+
+
+def test_a_numbers_hyphen_sign_becomes_a_true_minus_and_nothing_else_does() -> None:
+    assert w.true_minus("runs from -2 points; CI [-0.220, +0.203] (-0.5)") == (
+        "runs from −2 points; CI [−0.220, +0.203] (−0.5)"
+    )
+    for kept in ("linear 1-10 -> 1-5", "2026-12-06", "q = 1e-05", "x=-1", "alt-test-3",
+                 "--missing-images", 'data-claim="r.02.a-1"'):  # fmt: skip
+        assert w.true_minus(kept) == kept

@@ -332,7 +332,7 @@ class Notebook:
         """Show a sentence computed from the numbers."""
         from IPython.display import Markdown
 
-        _display(Markdown(markdown))
+        _display(Markdown(wording.true_minus(markdown)))
 
     def claim(
         self, claim: Claim, *, anchor: str = "", text: str | None = None, **words: Any
@@ -496,8 +496,10 @@ class Notebook:
                 ledger.mark_headline(self.tables_dir.parent, self.name, recorded.id)
                 recorded = replace(recorded, role="headline")
                 self.claims[claim] = (recorded, words)
+            text = wording.true_minus(text)
             entry = {"claim": recorded.id, "verdict": recorded.verdict, "lead": text}
             text = text + words
+        text = wording.true_minus(text)
         problems = wording.prose_problems(text)
         if problems:
             raise ValueError(f"headline {key!r} of {self.name}: " + "; ".join(problems))

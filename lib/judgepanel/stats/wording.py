@@ -88,6 +88,18 @@ def estimate(est: float, low: float, high: float, digits: int = 3, *, signed: bo
     return f"{number(est, digits, signed=signed)} {interval(low, high, digits, signed=signed)}"
 
 
+_HYPHEN_MINUS = re.compile(r"(?<![\w\-–−/.=])-(?=\d)")
+"""A hyphen written as the sign of a number: after a space or bracket, before a digit (not
+in a range such as 1-10, a date, an identifier, an exponent or a flag)."""
+
+
+def true_minus(text: str) -> str:
+    """``text`` with each number's hyphen-minus sign written as a true minus (−), as every
+    number the wording layer writes is: a page's sentences read alike whichever helper
+    formatted their numbers."""
+    return _HYPHEN_MINUS.sub(_MINUS, text)
+
+
 def points(delta: float, digits: int = 1, *, signed: bool = True) -> str:
     """A difference of two proportions in percentage points: ``+3.2 points``."""
     return f"{number(100 * delta, digits, signed=signed)} points"
