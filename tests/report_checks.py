@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from judgepanel.claims.wording import prose_problems
 from judgepanel.report.glossary import unbracketed_jargon
-from judgepanel.stats.wording import prose_problems
 
 LEGEND_WARNING = "covers the data of"
 """What ``Notebook.figure`` warns when a legend still covers a plot."""

@@ -15,6 +15,8 @@ import yaml
 from release_files import CARD, generic_ratings, write_generic
 from test_rubric_data import MIXED, write
 
+from judgepanel.claims.rows import Family
+from judgepanel.claims.wording import prose_problems
 from judgepanel.cli import main
 from judgepanel.cli_agree import _answers_calls
 from judgepanel.cli_data import EXIT_BAD_INPUT
@@ -22,9 +24,7 @@ from judgepanel.core.frames import read_calls
 from judgepanel.core.rubric import load_rubric
 from judgepanel.datasets import load_dataset
 from judgepanel.stats import alt_test, judge_agreement
-from judgepanel.stats.claims import Family
 from judgepanel.stats.scale_map import LinearMap
-from judgepanel.stats.wording import prose_problems
 from judgepanel.studies import agreement
 
 FAMILIES = ["aurora", "basalt", "cobalt", "dune", "ember"]

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgepanel.claims.rows import DOES_NOT_PASS, PASSES, Family
 from judgepanel.datasets import Dataset
 from judgepanel.stats import alpha_interval, alt_test, icc_table, judge_agreement
-from judgepanel.stats.claims import DOES_NOT_PASS, PASSES, Family
 from judgepanel.stats.panel_size import panel_size
 from judgepanel.stats.scale_map import LinearMap
 from judgepanel.studies import agreement

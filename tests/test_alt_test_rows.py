@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from judgepanel.claims.rows import DOES_NOT_PASS, NOT_TESTED, PASSES, Family
 from judgepanel.stats.alt_test import AltTestResult
-from judgepanel.stats.claims import DOES_NOT_PASS, NOT_TESTED, PASSES, Family
 from judgepanel.studies import agreement
 from judgepanel.studies.agreement.verdicts import decisive_test, matched_interval
 

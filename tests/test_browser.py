@@ -21,7 +21,7 @@ from browse import (
 )
 from report_checks import computed_sentences
 
-from judgepanel.stats.wording import prose_problems
+from judgepanel.claims.wording import prose_problems
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 

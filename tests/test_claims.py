@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from judgepanel.stats import wording
-from judgepanel.stats.claims import (
+from judgepanel.claims import wording
+from judgepanel.claims.rows import (
     NOT_TESTED,
     Claim,
     Family,

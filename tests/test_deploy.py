@@ -344,7 +344,7 @@ def test_fit_then_predict_a_folder_of_new_images(
 
 
 def test_the_out_of_fold_row_is_two_sided_and_says_which_way_the_estimate_erred() -> None:
-    from judgepanel.stats.claims import Claim
+    from judgepanel.claims.rows import Claim
     from judgepanel.studies.fusion.deploy.holdout import ALTERNATIVES, oof_words
 
     assert ALTERNATIVES == {"out of fold": "two-sided", "best single": "greater"}

@@ -11,8 +11,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 from test_comparators import _blocks
 
-from judgepanel.stats import add_q
-from judgepanel.stats.claims import (
+from judgepanel.claims.rows import (
     HIGHEST_ONLY,
     LEADS,
     NOT_TESTED,
@@ -20,6 +19,7 @@ from judgepanel.stats.claims import (
     claims_frame,
     family_problems,
 )
+from judgepanel.stats import add_q
 from judgepanel.studies.fusion import ablation, convergent, fourth_attribute, mtmm, sham, trios
 from judgepanel.studies.fusion.comparators import (
     comparator_claims,

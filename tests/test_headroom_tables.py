@@ -12,11 +12,11 @@ from scipy.stats import spearmanr
 from test_headroom import retest_frame, world
 from test_trios import FAMILIES, synthetic_scores
 
+from judgepanel.claims.rows import claims_frame, count_claim, family_problems
+from judgepanel.claims.wording import prose_problems
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.report.glossary import unbracketed_jargon
 from judgepanel.report.verdict_check import VERDICT_WORDS
-from judgepanel.stats.claims import claims_frame, count_claim, family_problems
-from judgepanel.stats.wording import prose_problems
 from judgepanel.studies.fusion import ablation, deploy, headroom, recipe, retest, robustness, trios
 from judgepanel.studies.fusion.blocks import build_blocks
 from judgepanel.studies.fusion.compare import plain_arm, stack_datasets

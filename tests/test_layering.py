@@ -1,8 +1,9 @@
 """The package's layering, checked on the source: no cycles, imports point one way.
 
-Rules (DESIGN.md, "The layers, and what each may import"): ``stats`` and ``datasets``
-stand alone; ``core`` may use them; the studies use ``core``, ``stats`` and ``datasets``;
-``report`` uses ``core``, ``stats`` and the studies, and reads no dataset itself; the
+Rules (DESIGN.md, "The layers, and what each may import"): ``stats``, ``claims`` and
+``datasets`` stand alone; ``core`` may use ``stats`` and ``datasets``; the studies use
+``core``, ``stats``, ``claims`` and ``datasets``; ``report`` uses ``core``, ``stats``,
+``claims`` and the studies, and reads no dataset itself; the
 command line sits on top and nothing imports ``cli``. A study (``judgepanel.studies.<X>``)
 may import ``judgepanel.studies.common`` but never another study, and ``common`` imports no
 study; the ``judgepanel.studies`` package itself imports every study's planner to register
@@ -54,13 +55,14 @@ STUDY_PACKAGES = sorted(
     {f"{STUDIES}.{m.split('.')[2]}" for m in MODULES if m.startswith(f"{STUDIES}.")} - {COMMON}
 )
 """Every study's package (``judgepanel.studies.fusion``...), read off the source tree."""
-BELOW_STUDIES = {"judgepanel.core", "judgepanel.stats", "judgepanel.datasets"}
+BELOW_STUDIES = {"judgepanel.core", "judgepanel.stats", "judgepanel.claims", "judgepanel.datasets"}
 ERRORS = "judgepanel.errors"
 """The error base: outside the layers, every one of them may import it."""
 
 # layer -> the first-party layers it may import; the first layer a module lies in is its own
 LAYERS = {
     "judgepanel.stats": {"judgepanel.stats"},
+    "judgepanel.claims": {"judgepanel.claims"},
     "judgepanel.datasets": {"judgepanel.datasets"},
     "judgepanel.core": {"judgepanel.core", "judgepanel.stats", "judgepanel.datasets"},
     COMMON: {*BELOW_STUDIES, COMMON},
@@ -68,6 +70,7 @@ LAYERS = {
     # the package itself imports every study's planner to register it
     STUDIES: {*BELOW_STUDIES, STUDIES},
     "judgepanel.report": {
+        "judgepanel.claims",
         "judgepanel.core",
         "judgepanel.report",
         "judgepanel.stats",

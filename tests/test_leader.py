@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from judgepanel.claims.rows import HIGHEST_ONLY, LEADS
 from judgepanel.stats import bh
-from judgepanel.stats.claims import HIGHEST_ONLY, LEADS
 from judgepanel.stats.means import finite_p
 from judgepanel.studies.common.leader import (
     best_of,

@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 import yaml
 
+from judgepanel.claims import wording
+from judgepanel.claims.rows import Claim, Family, contradictions
 from judgepanel.core.config import load_config
 from judgepanel.report import ledger, nbtools
 from judgepanel.report.index import write_index
 from judgepanel.report.manifest import table_paths
 from judgepanel.report.verdict_check import check_report
-from judgepanel.stats import wording
-from judgepanel.stats.claims import Claim, Family, contradictions
 
 CLAIM_LINK = re.compile(
     r'<a class="jp-claim" data-claim="([^"]+)" data-verdict="([^"]+)"[^>]*>(.*?)</a>'

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgepanel.claims import wording
 from judgepanel.core.config import Price
-from judgepanel.stats import wording
 from judgepanel.studies.fusion import recipe
 
 

@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 import yaml
 
+from judgepanel.claims.rows import NOT_TESTED
+from judgepanel.claims.wording import BEATS, FALLS_BELOW, NO_DIFFERENCE, NO_LOSS
 from judgepanel.core.config import DatasetRef, ScoringDesign
 from judgepanel.core.paths import project_root
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.core.settings import ScoreSettings
 from judgepanel.datasets import load_dataset
-from judgepanel.stats.claims import NOT_TESTED
-from judgepanel.stats.wording import BEATS, FALLS_BELOW, NO_DIFFERENCE, NO_LOSS
 from judgepanel.studies.fusion import temperature as tr
 from judgepanel.studies.fusion.plan import plan_dataset
 

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from vab_rows import vab_row
 
+from judgepanel.claims.rows import HIGHEST_ONLY, LEADS, NOT_TESTED, Claim, check_families, declare
+from judgepanel.claims.wording import BEATS, FALLS_BELOW, NO_DIFFERENCE, count
 from judgepanel.stats import bh
-from judgepanel.stats.claims import HIGHEST_ONLY, LEADS, NOT_TESTED, Claim, check_families, declare
 from judgepanel.stats.means import mean_difference
-from judgepanel.stats.wording import BEATS, FALLS_BELOW, NO_DIFFERENCE, count
 from judgepanel.studies.vab import (
     FUSED,
     LIKE_FOR_LIKE,

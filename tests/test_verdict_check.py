@@ -7,10 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from judgepanel.report import ledger
-from judgepanel.report.index import findings, key_claims
-from judgepanel.report.verdict_check import float_noise, stray_verdicts, verdict_sentences
-from judgepanel.stats.claims import (
+from judgepanel.claims.rows import (
     Claim,
     Family,
     claim_of_row,
@@ -18,6 +15,9 @@ from judgepanel.stats.claims import (
     count_claim,
     family_problems,
 )
+from judgepanel.report import ledger
+from judgepanel.report.index import findings, key_claims
+from judgepanel.report.verdict_check import float_noise, stray_verdicts, verdict_sentences
 
 
 def _claim(**kw):

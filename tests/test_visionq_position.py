@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgepanel.claims.rows import NOT_TESTED
+from judgepanel.claims.wording import BEATS, NO_DIFFERENCE, NOT_ESTIMABLE, Difference
 from judgepanel.stats import group_seed
-from judgepanel.stats.claims import NOT_TESTED
-from judgepanel.stats.wording import BEATS, NO_DIFFERENCE, NOT_ESTIMABLE, Difference
 from judgepanel.studies.visionq import (
     ABOVE_CHANCE,
     JUDGE_PAIRS,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from judgepanel.stats import wording as w
+from judgepanel.claims import wording as w
 
 
 def row(delta, low, high, p=math.nan, q=None, margin=None):

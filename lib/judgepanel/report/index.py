@@ -18,6 +18,8 @@ from typing import Any
 import jinja2
 import pandas as pd
 
+from judgepanel.claims import wording
+from judgepanel.claims.rows import LEADS, NOT_TESTED, PASSES, Claim, claim_of_row
 from judgepanel.core.config import Config
 from judgepanel.report import ledger
 from judgepanel.report.glossary import GLOSSARY, link_terms
@@ -25,8 +27,6 @@ from judgepanel.report.jsonfile import update_json
 from judgepanel.report.manifest import MANIFEST_NAME, read_manifest
 from judgepanel.report.page import static_text
 from judgepanel.report.provenance import read_provenance
-from judgepanel.stats import wording
-from judgepanel.stats.claims import LEADS, NOT_TESTED, PASSES, Claim, claim_of_row
 from judgepanel.studies.agreement.card import read_card
 
 OUTCOMES_FILE = "notebooks.json"

@@ -19,10 +19,10 @@ from typing import Any
 
 import pandas as pd
 
+from judgepanel.claims.rows import Claim, Family, contradictions
 from judgepanel.core.config import Config
 from judgepanel.report.jsonfile import update_json, write_json
 from judgepanel.report.manifest import FAMILIES_TABLE, LEDGER_TABLE, write_table
-from judgepanel.stats.claims import Claim, Family, contradictions
 
 CLAIMS_FILE = "claims.json"
 """Per run: ``{notebook: {claim id: row}}``; at the top of the outputs: every row."""

@@ -29,12 +29,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 
+from judgepanel.claims import wording
+from judgepanel.claims.rows import Claim, Family, count_claim
 from judgepanel.core.config import Config
 from judgepanel.report import ledger
 from judgepanel.report.jsonfile import update_json
 from judgepanel.report.manifest import write_table
-from judgepanel.stats import wording
-from judgepanel.stats.claims import Claim, Family, count_claim
 
 SIMULATED_BANNER = (
     "<div class='jp-sim-banner' "
@@ -484,7 +484,7 @@ class Notebook:
 
         Raises:
             ValueError: the text uses a form the wording conventions forbid
-                (:func:`judgepanel.stats.wording.prose_problems`): a headline is quoted
+                (:func:`judgepanel.claims.wording.prose_problems`): a headline is quoted
                 alone, so one that claims more than its numbers fails loudly instead.
         """
         entry: dict[str, Any] = {}

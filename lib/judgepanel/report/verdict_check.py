@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgepanel.claims.rows import family_problems
 from judgepanel.report.manifest import FAMILIES_TABLE, LEDGER_TABLE
-from judgepanel.stats.claims import family_problems
 
 VERDICT_WORDS = re.compile(
     r"\b(?:beats?|beaten|outperform(?:s|ed)?|falls? below|fell below|"
@@ -168,7 +168,7 @@ def report_pages(outputs: Path) -> list[Path]:
 def check_report(outputs: Path) -> list[str]:
     """What keeps a finished report from concluding one thing: a verdict word outside a
     ledger row, a negative zero or float noise in prose, and a correction family that is
-    not the set its q was corrected over (:func:`~judgepanel.stats.claims.family_problems`)."""
+    not the set its q was corrected over (:func:`~judgepanel.claims.rows.family_problems`)."""
     outputs = Path(outputs)
     found: list[str] = []
     for page in report_pages(outputs):

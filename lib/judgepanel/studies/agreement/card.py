@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgepanel.claims.rows import Claim
 from judgepanel.core.coverage import UNPRICED_NOTE
-from judgepanel.stats.claims import Claim
 from judgepanel.studies.agreement.data import AgreementData
 
 CARD_TABLE = "judge_card"

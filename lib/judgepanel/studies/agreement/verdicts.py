@@ -33,9 +33,9 @@ from dataclasses import dataclass, replace
 
 from scipy import stats
 
-from judgepanel.stats import wording
+from judgepanel.claims import wording
+from judgepanel.claims.rows import Claim, Family, correct, slug
 from judgepanel.stats.alt_test import AltTestResult
-from judgepanel.stats.claims import Claim, Family, correct, slug
 
 ALT_FAMILY = "alt-test/judges"
 
@@ -215,7 +215,7 @@ def alt_claims(
 def count_passes(id: str, claims: list[Claim], family: str, *, what: str, over: str) -> Claim:
     """The row "k of n with q < alpha" counting the rows of ``family`` that pass.
 
-    :func:`judgepanel.stats.claims.count_claim` counts "beats" or "falls below"; an
+    :func:`judgepanel.claims.rows.count_claim` counts "beats" or "falls below"; an
     alt-test row passes instead, so its count is built here. ``point`` counts the rows
     whose estimate alone is inside the allowance (ε − Δρ > 0 at the decisive annotator).
     """

@@ -27,9 +27,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from judgepanel.stats import bh, wording
+from judgepanel.claims import wording
+from judgepanel.claims.rows import Claim
+from judgepanel.stats import bh
 from judgepanel.stats.bootstrap import resample_indices
-from judgepanel.stats.claims import Claim
 from judgepanel.stats.means import finite_ci, finite_p
 
 CHUNK = 500

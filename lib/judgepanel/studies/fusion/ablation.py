@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgepanel.claims.rows import SYMBOLS, Claim, Family, slug
 from judgepanel.stats import add_q, max_statistic_p
-from judgepanel.stats.claims import SYMBOLS, Claim, Family, slug
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 from judgepanel.studies.fusion.blocks import (
     Blocks,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from judgepanel.claims.rows import SYMBOLS, Claim, Family, slug
 from judgepanel.stats import add_q, max_statistic_p
-from judgepanel.stats.claims import SYMBOLS, Claim, Family, slug
 from judgepanel.studies.fusion.blocks import Blocks, best_single
 from judgepanel.studies.fusion.compare import compare_arms
 

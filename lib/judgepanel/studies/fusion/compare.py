@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgepanel.claims.rows import Claim
 from judgepanel.stats import BootstrapResult, bootstrap_arms, summarize_paired
-from judgepanel.stats.claims import Claim
 from judgepanel.stats.correlation import correlate as correlate_metric
 from judgepanel.studies.common.combiners import FOLD_SEED
 

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from judgepanel.claims.rows import Claim, Family, slug
 from judgepanel.stats import add_q, bootstrap_arms, spearman, summarize_paired
-from judgepanel.stats.claims import Claim, Family, slug
 
 COLUMNS: tuple[str, ...] = (
     "family", "dimension", "rho_own", "own_low", "own_high", "other", "rho_other",

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from judgepanel.claims.rows import Claim, Family, slug
 from judgepanel.stats import bh
-from judgepanel.stats.claims import Claim, Family, slug
 from judgepanel.studies.fusion.mtmm import OVERALL, paired_partials
 
 ATTRIBUTE = "semantic"

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata, spearmanr
 
+from judgepanel.claims import wording
 from judgepanel.datasets import Dataset
 from judgepanel.stats import (
     NoiseCeiling,
@@ -26,7 +27,6 @@ from judgepanel.stats import (
     resample_indices,
     spearman,
     spearman_brown,
-    wording,
 )
 from judgepanel.stats.bootstrap import multiplicities
 from judgepanel.stats.ceiling_items import items_ceiling, items_halves

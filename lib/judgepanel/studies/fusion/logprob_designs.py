@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgepanel.claims import wording
 from judgepanel.core.config import Price
 from judgepanel.stats import (
     bootstrap_arms,
@@ -25,7 +26,6 @@ from judgepanel.stats import (
     kendall_b,
     percentile_ci,
     spearman,
-    wording,
 )
 from judgepanel.studies.fusion.compare import compare_pairs
 from judgepanel.studies.fusion.logprob import logprob_summary

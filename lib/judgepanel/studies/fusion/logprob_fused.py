@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from judgepanel.claims.rows import Claim, Family, correct, slug
 from judgepanel.core.config import Price
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import bootstrap_arms, percentile_ci
-from judgepanel.stats.claims import Claim, Family, correct, slug
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 from judgepanel.studies.fusion.logprob_designs import (
     EXPECTED,

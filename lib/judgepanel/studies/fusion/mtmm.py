@@ -20,6 +20,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from judgepanel.claims.rows import Claim, Family, count_claim, slug
 from judgepanel.core.prompts import DIMENSIONS, VALIDATED
 from judgepanel.stats import (
     BootstrapResult,
@@ -31,7 +32,6 @@ from judgepanel.stats import (
     spearman,
     summarize_paired,
 )
-from judgepanel.stats.claims import Claim, Family, count_claim, slug
 
 OVERALL = "mean_score"
 

@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from judgepanel.claims import wording
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.stats import wording
 from judgepanel.studies.fusion.logprob_designs import PRICE_BASIS
 
 PANEL = "panel"

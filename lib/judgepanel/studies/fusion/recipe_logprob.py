@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
+from judgepanel.claims.rows import Claim, slug
 from judgepanel.core.config import Price, ScoringDesign
-from judgepanel.stats.claims import Claim, slug
 from judgepanel.studies.fusion import logprob_designs as lpd
 from judgepanel.studies.fusion import logprob_fused as lpf
 

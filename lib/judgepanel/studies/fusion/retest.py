@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from judgepanel.stats import wording
-from judgepanel.stats.claims import Claim, Family, slug
+from judgepanel.claims import wording
+from judgepanel.claims.rows import Claim, Family, slug
 from judgepanel.studies.fusion import headroom, trios
 from judgepanel.studies.fusion.blocks import Blocks
 from judgepanel.studies.fusion.compare import gain_claim

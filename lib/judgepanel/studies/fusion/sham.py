@@ -14,9 +14,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from judgepanel.claims.rows import Claim, Family
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.stats import add_q
-from judgepanel.stats.claims import Claim, Family
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 from judgepanel.studies.fusion.blocks import Blocks, best_single, canonical, hp_design
 from judgepanel.studies.fusion.compare import compare_pairs

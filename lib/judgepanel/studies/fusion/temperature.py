@@ -28,10 +28,11 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from judgepanel.claims import wording
+from judgepanel.claims.rows import Claim, slug
 from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.stats import paired_bootstrap, spearman, wording
-from judgepanel.stats.claims import Claim, slug
+from judgepanel.stats import paired_bootstrap, spearman
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 
 GRID_LEVELS: tuple[str, ...] = ("low", "base", "high")

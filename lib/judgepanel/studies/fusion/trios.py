@@ -17,8 +17,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from judgepanel.claims.rows import Claim, Family, slug
 from judgepanel.stats import add_q, paired_bootstrap
-from judgepanel.stats.claims import Claim, Family, slug
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
 from judgepanel.studies.fusion import ablation
 from judgepanel.studies.fusion.blocks import Blocks, best_single, canonical, hp_design, panel_mean

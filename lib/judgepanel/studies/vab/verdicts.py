@@ -1,11 +1,11 @@
 """The VAB study's claims: its correction families, declared before any result, and one
-claim of the ledger (:mod:`judgepanel.stats.claims`) per row of its comparison tables.
+claim of the ledger (:mod:`judgepanel.claims.rows`) per row of its comparison tables.
 
 Notebook 05 declares :func:`correction_families` right after its setup, then turns each
 table into claims with the builders here and quotes them (``nb.claim``), so every verdict
 it states, every count of verdicts and every ranking is read off one ledger row:
 
-- a row's q comes from :func:`judgepanel.stats.claims.correct` over the rows of its family
+- a row's q comes from :func:`judgepanel.claims.rows.correct` over the rows of its family
   that test something; a row equal to another by construction (a ranker's pass^3, a pair
   listed twice, a TB-1 row on pairs alone) is an excluded claim, "not tested", with its
   reason, and takes no part in the correction;
@@ -27,9 +27,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from judgepanel.claims.rows import Claim, Family, correct, slug
+from judgepanel.claims.rows import tally as tally
 from judgepanel.stats import bh, grouped_ratios
-from judgepanel.stats.claims import Claim, Family, correct, slug
-from judgepanel.stats.claims import tally as tally
 from judgepanel.stats.means import mean_difference
 from judgepanel.studies.common.leader import BestOf, best_of, best_of_claim
 from judgepanel.studies.vab.rankers import ranker_name

@@ -1,5 +1,5 @@
 """VisionQ's claims: its correction families, declared before any result, and one claim of
-the ledger (:mod:`judgepanel.stats.claims`) per judge for each position comparison.
+the ledger (:mod:`judgepanel.claims.rows`) per judge for each position comparison.
 
 Notebook 06 declares :func:`correction_families` right after its setup, then turns the
 position tables into claims with the builders here and quotes them (``nb.claim``):
@@ -35,7 +35,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgepanel.stats.claims import Claim, Family, correct, slug
+from judgepanel.claims.rows import Claim, Family, correct, slug
 from judgepanel.studies.common.leader import BestOf, best_of, best_of_claim, pairwise
 from judgepanel.studies.visionq.accuracy import paper_sums
 

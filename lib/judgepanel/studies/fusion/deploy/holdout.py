@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from judgepanel.stats import bootstrap_p, percentile_ci, wording
-from judgepanel.stats.claims import Claim, Family, correct, slug
+from judgepanel.claims import wording
+from judgepanel.claims.rows import Claim, Family, correct, slug
+from judgepanel.stats import bootstrap_p, percentile_ci
 from judgepanel.studies.fusion.blocks import best_single
 from judgepanel.studies.fusion.deploy.arms import ARMS, arm_features, arm_spec
 from judgepanel.studies.fusion.deploy.fit import (

@@ -15,10 +15,10 @@ import pandas as pd
 from sklearn.isotonic import IsotonicRegression
 from sklearn.pipeline import Pipeline
 
+from judgepanel.claims.rows import Claim, Family, slug
 from judgepanel.stats import (
     add_q,
 )
-from judgepanel.stats.claims import Claim, Family, slug
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict_many
 from judgepanel.studies.fusion import ablation
 from judgepanel.studies.fusion.blocks import (

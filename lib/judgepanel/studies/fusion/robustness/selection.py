@@ -14,8 +14,8 @@ from scipy.stats import spearmanr
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.pipeline import Pipeline, make_pipeline
 
+from judgepanel.claims import wording
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.stats import wording
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, make_folds, oof_predict
 from judgepanel.studies.fusion.blocks import Blocks
 from judgepanel.studies.fusion.compare import compare_arms, stack_datasets

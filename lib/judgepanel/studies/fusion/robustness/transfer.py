@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from judgepanel.claims import wording
 from judgepanel.stats import (
     paired_bootstrap,
-    wording,
 )
 from judgepanel.stats.correlation import correlate
 from judgepanel.studies.common.combiners import FOLD_SEED, gb_combiner, oof_predict

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgepanel.stats import wording
+from judgepanel.claims import wording
 
 NOT_TESTED = "not tested"
 PASSES = "passes"
@@ -203,7 +203,7 @@ class Claim:
 
     @property
     def difference(self) -> wording.Difference:
-        """The row as the wording layer's :class:`~judgepanel.stats.wording.Difference`."""
+        """The row as the wording layer's :class:`~judgepanel.claims.wording.Difference`."""
         return wording.Difference(
             self.estimate,
             self.ci_low,
