@@ -74,6 +74,31 @@ def run_variables(
     return values
 
 
+class RunValues:
+    """A run's values read by attribute (``params.store``, ``params.n_resamples``...).
+
+    A notebook reads what it needs by name, so no cell depends on the order of a list;
+    an unknown name raises an ``AttributeError`` that lists the run's values.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        object.__setattr__(self, "_values", dict(values))
+
+    def __getattr__(self, name: str) -> Any:
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        raise AttributeError(f"{name}: not a value of this run; it has {', '.join(values)}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a run's values are read-only")
+
+    def __dir__(self) -> list[str]:
+        return sorted(object.__getattribute__(self, "_values"))
+
+
 @dataclass(frozen=True)
 class NotebookRun:
     """A notebook's run: the resolved run, its variables and its output context.
@@ -100,6 +125,11 @@ class NotebookRun:
         """The keys a dataset of the run is read with (``missing_images``...), for
         `judgepanel.core.frames.scored_dataset`; ``dataset`` None: the run's only one."""
         return self.run.profile.dataset(dataset or self.run.dataset).loader_keys
+
+    @property
+    def params(self) -> RunValues:
+        """The run's values by attribute: ``opened.params.store``."""
+        return RunValues(self.variables)
 
     def values(self, *names: str) -> tuple[Any, ...]:
         """The run's values of ``names``, in order (a notebook unpacks what it reads)."""
