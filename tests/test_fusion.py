@@ -69,7 +69,7 @@ def test_holistic_means_and_blocks_are_the_stated_averages():
 
 
 def test_blocks_of_3_match_p_in_columns_and_averaging():
-    """Seed 000's control: as many holistic columns as P has, each a mean of 3 runs (it
+    """The fusion paper's control: as many holistic columns as P has, each a mean of 3 runs (it
     once made k // 3 blocks: 8 per family at k=25, against P's 5)."""
     calls, target, _ = _fake_calls(n_items=8, k=25)
     scores = score_table(calls, "toy")
@@ -275,7 +275,7 @@ def test_mtmm_dimension_prompt_wins_when_it_tracks_its_attribute():
 
 
 def test_mtmm_cells_of_two_datasets_are_one_family():
-    """Seed 000 corrects the 30 cells of EVA and PARA together; each dataset's own q
+    """The fusion paper corrects the 30 cells of EVA and PARA together; each dataset's own q
     stays, labelled q_dataset, and q_pooled is BH over every cell of both."""
     rng = np.random.default_rng(8)
     cells = {
