@@ -24,8 +24,15 @@ gives each pair's ratio and their median: on a shared machine one pair's ratio c
 by a fifth either way.
 ``--keep-outputs DIR`` keeps the measured commit's outputs (to record a reference).
 
+``--timings FILE`` runs nothing: it reads a report's ``outputs/_timings.json`` (of a fresh
+`make report`, say) and prints one table of every step, by start time, with its start, end
+and seconds, and for each scoring run the calls it sent and the seconds per call of its
+lane (wall; CPU too where the step records ``cpu_s``), so that a step that has become
+slower, or a scoring run whose calls cost more than the others', shows at a glance.
+
 Usage: python bench/bench_report.py [--quick] [--jobs N] [--commit REV] [--before FILE]
        [--against REV [--same-runs] [--pairs N]] [--keep-outputs DIR]
+       python bench/bench_report.py --timings outputs/_timings.json
 """
 
 from __future__ import annotations
@@ -245,6 +252,108 @@ def comparison(before: dict[str, Any], after: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+class TimingsError(ValueError):
+    """A timings file that cannot be read; the message names the file and the step."""
+
+
+def _number(step: dict[str, Any], field: str, where: str, default: float | None = None) -> float:
+    value = step.get(field, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TimingsError(f"{where}: {field!r} must be a number, got {value!r}")
+    return float(value)
+
+
+def step_name(step: dict[str, Any]) -> str:
+    """What a step is: the run scored, the dataset explored, the run's notebook, or the
+    phase itself (the simulator, the index)."""
+    phase = step.get("phase")
+    if phase == "scoring":
+        return str(step.get("run"))
+    if phase == "explorer":
+        return f"{step.get('profile')}/{step.get('dataset')}"
+    if phase == "notebook":
+        return f"{step.get('run')}/{step.get('notebook')}"
+    return str(phase)
+
+
+def timing_rows(timings: dict[str, Any], source: str = "timings") -> list[dict[str, Any]]:
+    """One row a step of a report's ``_timings.json`` (as the report writes it), by start.
+
+    A scoring step gets ``calls`` (sent), ``wall_ms_per_call`` (its lane's seconds over
+    them) and, where the step records its process time as ``cpu_s``, ``cpu_ms_per_call``.
+
+    Raises:
+        TimingsError: no ``steps`` list, or a step without its phase or times.
+    """
+    steps = timings.get("steps") if isinstance(timings, dict) else None
+    if not isinstance(steps, list):
+        raise TimingsError(f"{source}: no 'steps' list (is it a report's _timings.json?)")
+    rows = []
+    for i, step in enumerate(steps):
+        where = f"{source}: step {i + 1}"
+        if not isinstance(step, dict) or not isinstance(step.get("phase"), str):
+            raise TimingsError(f"{where}: a step needs a 'phase'")
+        row: dict[str, Any] = {
+            "phase": step["phase"],
+            "name": step_name(step),
+            "start": _number(step, "start", where),
+            "end": _number(step, "end", where),
+            "seconds": _number(step, "seconds", where),
+        }
+        if step["phase"] == "scoring":
+            calls = int(_number(step, "calls", where, 0))
+            row["calls"] = calls
+            row["wall_ms_per_call"] = 1000 * row["seconds"] / calls if calls else None
+            cpu = step.get("cpu_s")
+            row["cpu_ms_per_call"] = (
+                1000 * _number(step, "cpu_s", where) / calls if calls and cpu is not None else None
+            )
+        rows.append(row)
+    return sorted(rows, key=lambda r: (r["start"], r["end"]))
+
+
+def timing_table(rows: list[dict[str, Any]], total: float | None = None) -> str:
+    """The rows of :func:`timing_rows` as a fixed-width table (``-`` where a column does
+    not apply), the command's total last."""
+
+    def ms(value: float | None) -> str:
+        return f"{value:9.3f}" if value is not None else f"{'-':>9}"
+
+    width = max([len("step"), *(len(f"{r['phase']} {r['name']}") for r in rows)])
+    head = (
+        f"{'step':<{width}}  {'start':>7}  {'end':>7}  {'seconds':>8}  {'calls':>7}  "
+        f"{'wall ms/call':>12}  {'cpu ms/call':>11}"
+    )
+    lines = [head]
+    for r in rows:
+        calls = f"{r['calls']:>7}" if "calls" in r else f"{'-':>7}"
+        lines.append(
+            f"{r['phase'] + ' ' + r['name']:<{width}}  {r['start']:7.1f}  {r['end']:7.1f}  "
+            f"{r['seconds']:8.1f}  {calls}  {ms(r.get('wall_ms_per_call')):>12}  "
+            f"{ms(r.get('cpu_ms_per_call')):>11}"
+        )
+    if total is not None:
+        lines.append(f"{'total':<{width}}  {'':>7}  {'':>7}  {total:8.1f}")
+    return "\n".join(lines)
+
+
+def print_timings(path: Path) -> int:
+    """Print the table of a report's timings file (``--timings``)."""
+    try:
+        timings = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SystemExit(f"{path}: cannot read it ({exc.strerror})") from None
+    except ValueError as exc:
+        raise SystemExit(f"{path}: not a JSON file ({exc})") from None
+    try:
+        rows = timing_rows(timings, str(path))
+    except TimingsError as exc:
+        raise SystemExit(str(exc)) from None
+    total = timings.get("seconds")
+    print(timing_table(rows, float(total) if isinstance(total, int | float) else None))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -269,7 +378,12 @@ def main() -> int:
         "--pairs", type=int, default=1, help="with --against: measure both commits N times"
     )
     parser.add_argument("--keep-outputs", type=Path, help="keep the measured report's outputs")
+    parser.add_argument(
+        "--timings", type=Path, help="print the table of a report's _timings.json; run nothing"
+    )
     args = parser.parse_args()
+    if args.timings is not None:
+        return print_timings(args.timings)
     if args.same_runs and not args.against:
         parser.error("--same-runs needs --against REV")
     if args.pairs < 1 or (args.pairs > 1 and not args.against):

@@ -8,7 +8,8 @@ out-of-fold H+P_gb combiner, the best single family's Spearman with a B-resample
 paired delta-rho of fused minus best single, and one notebook page (papermill, rendered
 by the report's page machinery). No scoring is done.
 
-Each step records its wall time and the peak resident memory of this process during the
+Each step records its wall time, its CPU time (this process's, all its threads: on a
+shared machine the steadier figure) and the peak resident memory of this process during the
 step (the kernel's high-water mark, VmHWM, reset before the step through
 ``/proc/self/clear_refs``; where that is refused, the process's ``ru_maxrss`` so far); the
 page's kernel is a child process, reported by ``ru_maxrss`` of the children. The
@@ -17,15 +18,19 @@ obvious alternative to the chunked bootstrap, drawing the whole (B, n) index mat
 once, needs 20 GB at n = 255,000; both are run side by side at ``--compare-n`` images,
 where it fits, with their times, peaks and ratios, and must agree bit for bit.
 
-The last line is a one-line JSON summary.
+The run ends with the total time and the peak memory of the whole command: this
+process's and its children's (the page's kernel) largest resident sets, from
+``resource.getrusage(...).ru_maxrss``; the last line is a one-line JSON summary.
 
 Usage: python bench/bench_scale.py [--n 255000] [--n-resamples 10000] [--compare-n 25500]
+       [--jobs N (default: the cores this process may use)] [--no-page]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import sys
 import tempfile
@@ -149,7 +154,9 @@ def main(argv: list[str] | None = None) -> dict:
         "--compare-n", type=int, default=25_500, help="images of the chunked/unchunked run"
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--jobs", type=int, default=2, help="threads fitting the folds")
+    parser.add_argument(
+        "--jobs", type=int, default=_cores(), help="threads fitting the folds (default: the cores)"
+    )
     parser.add_argument("--no-page", action="store_true", help="skip the notebook page")
     args = parser.parse_args(argv)
 
@@ -159,14 +166,24 @@ def main(argv: list[str] | None = None) -> dict:
 
     def step(name: str, fn: Callable[..., Any], *fn_args: Any) -> Any:
         peak.start()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         out = fn(*fn_args)
-        seconds = time.perf_counter() - started
-        steps[name] = {"wall_s": round(seconds, 2), "peak_rss_gib": round(peak.read() / GIB, 3)}
-        print(f"{name:28s} {seconds:8.1f} s   peak {peak.read() / GIB:6.2f} GiB", flush=True)
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+        steps[name] = {
+            "wall_s": round(seconds, 2),
+            "cpu_s": round(cpu, 2),
+            "peak_rss_gib": round(peak.read() / GIB, 3),
+        }
+        print(
+            f"{name:28s} {seconds:8.1f} s   cpu {cpu:8.1f} s   peak {peak.read() / GIB:6.2f} GiB",
+            flush=True,
+        )
         return out
 
-    print(f"n={args.n} images, B={args.n_resamples}; peak = VmHWM per step: {peak.exact}")
+    print(
+        f"n={args.n} images, B={args.n_resamples}, {args.jobs} fold workers; "
+        f"peak = VmHWM per step: {peak.exact}"
+    )
     data, scores = step("synthetic data", lambda: synthetic(args.n, args.seed))
     results["score_rows"] = len(scores)
     results["vote_rows"] = len(data.votes)
@@ -243,18 +260,28 @@ def main(argv: list[str] | None = None) -> dict:
             step("notebook page", lambda: page(Path(tmp), blocks, fused, best, results))
         children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
         steps["notebook page"]["kernel_peak_rss_gib"] = round(children / GIB, 3)
+    # Resetting VmHWM resets ru_maxrss too: the process's peak is the largest step's.
+    process_peak = max(s["peak_rss_gib"] for s in steps.values())
+    children_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024 / GIB
     summary = {
         "bench": "scale",
         "n": args.n,
         "n_resamples": args.n_resamples,
+        "jobs": args.jobs,
         "machine_cores": _cores(),
+        "load_average": list(os.getloadavg()),
         "peak_measure": "VmHWM per step" if peak.exact else "ru_maxrss so far",
-        # Resetting VmHWM resets ru_maxrss too: the process's peak is the largest step's.
-        "process_peak_rss_gib": max(s["peak_rss_gib"] for s in steps.values()),
+        "process_peak_rss_gib": process_peak,
+        "children_peak_rss_gib": round(children_peak, 3),
         "total_s": round(sum(s["wall_s"] for s in steps.values()), 1),
+        "total_cpu_s": round(sum(s["cpu_s"] for s in steps.values()), 1),
         "steps": steps,
         "results": results,
     }
+    print(
+        f"total {summary['total_s']:.1f} s (cpu {summary['total_cpu_s']:.1f} s); peak memory: "
+        f"this process {process_peak:.2f} GiB, its children {children_peak:.2f} GiB"
+    )
     print(json.dumps(summary))
     return summary
 
@@ -284,8 +311,6 @@ def page(folder: Path, blocks: Any, fused: np.ndarray, best: str, results: dict)
 
 
 def _cores() -> int:
-    import os
-
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 

@@ -425,3 +425,70 @@ def test_every_study_stores_the_same_answers_through_batches(
     pd.testing.assert_frame_equal(online, batched)
     with Store(small_project.store, readonly=True) as a, Store(store, readonly=True) as b:
         assert b.spend() == pytest.approx(a.spend() / 2, rel=1e-6)  # half price, same tokens
+
+
+def logprob_runs_file(tmp: Path, eva_root: Path, store: Path, **profile: object) -> Path:
+    """:func:`runs_file` with a logprob run, ``t-lp``: one call per image, family and
+    prompt, read from the score token's logprobs (notebook 09's design)."""
+    path = runs_file(tmp, eva_root, store, **profile)
+    runs = yaml.safe_load(path.read_text(encoding="utf-8"))
+    runs["profiles"]["t"]["datasets"]["eva-logprob"] = {"kind": "eva", "root": str(eva_root)}
+    runs["runs"]["t-lp"] = {
+        "profile": "t",
+        "dataset": "eva-logprob",
+        "notebooks": ["09_logprob"],
+        "parameters": {"prompt_mode": "logprob", "logprobs_mode": "processed"},
+    }
+    path.write_text(yaml.safe_dump(runs), encoding="utf-8")
+    return path
+
+
+@pytest.mark.timeout(240)
+def test_logprob_calls_store_the_same_answers_online_and_through_batches(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A logprob run sent through the batch API stores what the online path stores, row for
+    row: the sampled answer, the expected score, its whole distribution and valid mass
+    (``parsed``) and the tokens billed; each row costs half, as the simulator billed it."""
+    ledger = tmp_path / "ledger.jsonl"
+    columns = [*ANSWER_COLUMNS, "parsed", "finish_reason"]
+    stores = {}
+    with start_sim_server(SimConfig(ledger=ledger)) as server:
+        for mode, extra in (("online", ()), ("batched", ("--batch", "--batch-poll", "0.05"))):
+            stores[mode] = tmp_path / f"{mode}.sqlite"
+            rf = logprob_runs_file(tmp_path, world, stores[mode])
+            args = ("score", "--run", "t-lp", "--runs-file", str(rf), "--no-progress", *extra)
+            assert jp_inline(monkeypatch, server.base_url, *args) == 0
+    frames = {}
+    for mode, path in stores.items():
+        with Store(path, readonly=True) as store:
+            frames[mode] = store.frame(columns=[*columns, "cost"]).reset_index(drop=True)
+    online, batched = frames["online"], frames["batched"]
+    assert len(online) == 4 * 2 * 6  # images x families x (one holistic + five dimensions)
+    assert set(online["kind"]) == {"holistic_logprob", "dimension_logprob"}
+    parsed = [json.loads(p) for p in online["parsed"]]
+    assert all(p["source"] == "logprobs" and p["distribution"] for p in parsed)
+    pd.testing.assert_frame_equal(online[columns], batched[columns])
+    assert (batched["cost"] / online["cost"]).to_numpy() == pytest.approx(0.5, rel=1e-9)
+    billed = [x for x in ledger_lines(ledger) if "batch" in x]
+    assert len(billed) == len(batched)
+    assert batched["cost"].sum() == pytest.approx(sum(x["cost"] for x in billed), rel=1e-9)
+
+
+def test_reading_results_pauses_the_collector_and_restores_it() -> None:
+    import gc
+
+    from judgepanel.core.batch.results import collector_paused
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        assert not gc.isenabled()
+        raise RuntimeError("a bad file")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # left as it was: off
+    finally:
+        gc.enable()

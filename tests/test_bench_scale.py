@@ -33,7 +33,13 @@ def test_bench_scale_runs_small(tmp_path):
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["bench"] == "scale" and summary["n"] == 2000
     assert set(summary["steps"]) >= {"noise ceiling", "out-of-fold H+P_gb", "notebook page"}
-    assert all(s["wall_s"] >= 0 and s["peak_rss_gib"] > 0 for s in summary["steps"].values())
+    assert all(
+        s["wall_s"] >= 0 and s["cpu_s"] >= 0 and s["peak_rss_gib"] > 0
+        for s in summary["steps"].values()
+    )
+    assert summary["process_peak_rss_gib"] > 0 and summary["children_peak_rss_gib"] > 0
+    assert summary["total_cpu_s"] > 0 and summary["jobs"] == 1
+    assert "peak memory: this process" in proc.stdout.strip().splitlines()[-2]
     results = summary["results"]
     assert results["compare"]["identical"] is True
     assert results["ceiling"]["method"] == "vote_split_half"

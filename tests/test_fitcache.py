@@ -172,3 +172,18 @@ def test_a_fit_shared_through_the_folder_is_read_by_another_process(tmp_path, mo
     FITS.clear()
     np.testing.assert_array_equal(oof_predict(gb_combiner(), X, y), first)
     FITS.clear()
+
+
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_folds_fitted_side_by_side_equal_the_sequential_fit(backend):
+    """The five folds of one combiner spread over two workers (threads, as the benchmark at
+    AVA's scale fits them, or processes) give the sequential fit's predictions, bit for bit."""
+    from joblib import parallel_config
+
+    X, y = _data(n=120, seed=5)
+    with FITS.disabled():
+        sequential = oof_predict(gb_combiner(), X, y, n_jobs=1)
+        with parallel_config(backend=backend):
+            side_by_side = oof_predict(gb_combiner(), X, y, n_jobs=2)
+    np.testing.assert_array_equal(sequential, side_by_side)
+    np.testing.assert_array_equal(sequential, _plain(gb_combiner(), X, y, 42))

@@ -35,6 +35,7 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from itertools import repeat
 from statistics import NormalDist
 from typing import Any
 
@@ -492,7 +493,9 @@ class Family:
         for j, (k, terms) in enumerate(zip(range(lo, hi + 1), pulls, strict=True)):
             # Python's float power, as score_logits squares: libm's pow, which is not
             # always the product d * d in its last bit
-            square = np.fromiter((d**2 for d in (k - target).tolist()), np.float64, target.size)
+            square = np.fromiter(
+                map(pow, (k - target).tolist(), repeat(2)), np.float64, target.size
+            )
             logit = -square * inv_two_var
             for term in terms:
                 logit = logit + term

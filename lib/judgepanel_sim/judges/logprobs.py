@@ -17,6 +17,7 @@ token, so the answers that follow in a request with ``n`` are sampled as before.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -33,8 +34,10 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
-def _alternatives(token: str, k: int) -> list[str]:
-    """Up to ``k`` plausible other tokens at the same position, never ``token`` itself."""
+@lru_cache(maxsize=8192)
+def _alternatives(token: str, k: int) -> tuple[str, ...]:
+    """Up to ``k`` plausible other tokens at the same position, never ``token`` itself
+    (remembered: answers repeat their words)."""
     core = token.strip()
     lead = token[: len(token) - len(token.lstrip())]
     if len(core) == 1 and core in _LETTERS:
@@ -46,11 +49,16 @@ def _alternatives(token: str, k: int) -> list[str]:
     for cand in pool:
         if cand != token and cand not in out:
             out.append(cand)
-    return out[:k]
+    return tuple(out[:k])
+
+
+@lru_cache(maxsize=8192)
+def _utf8(token: str) -> tuple[int, ...]:
+    return tuple(token.encode("utf-8"))
 
 
 def _entry(token: str, logprob: float) -> dict[str, Any]:
-    return {"token": token, "logprob": logprob, "bytes": list(token.encode("utf-8"))}
+    return {"token": token, "logprob": logprob, "bytes": list(_utf8(token))}
 
 
 def _score_entry(token: str, marginal: ScoreMarginal, top: int) -> dict[str, Any]:
@@ -85,25 +93,42 @@ def answer_logprobs(
             (``None``: no token is a score).
         truncated: the answer was cut; a number at its very end may be a cut score.
     """
-    out = []
     spread = min(1.0, 0.15 + 0.35 * max(temperature, 0.0))
     toks = tokens(text)
+    # One uniform per token, drawn in order (as many scalar draws give); each position's
+    # probability and its alternatives' masses, whose logs are taken in one array call
+    # (`judgepanel_sim.portable.log` gives the bits `log_scalar` gives, far cheaper).
+    draws = rng.random(len(toks)).tolist()
+    score_at = -1
+    if marginal is not None:
+        last = len(toks) - 1
+        score_at = next(
+            (
+                i
+                for i, t in enumerate(toks)
+                if _is_score(t, marginal) and not (truncated and i == last)
+            ),
+            -1,
+        )
+    masses: list[float] = []
+    shapes: list[tuple[str, tuple[str, ...]]] = []
     for i, tok in enumerate(toks):
-        p = float(np.clip(1.0 - spread * rng.random(), 0.5, 0.9999))
-        if (
-            marginal is not None
-            and _is_score(tok, marginal)
-            and not (truncated and i == len(toks) - 1)
-        ):
-            out.append(_score_entry(tok, marginal, top))
-            marginal = None  # only the first number is the score
+        p = min(max(1.0 - spread * draws[i], 0.5), 0.9999)
+        alts = () if i == score_at else _alternatives(tok, max(0, top - 1))
+        shapes.append((tok, alts))
+        if i != score_at:
+            rest = 1.0 - p
+            masses.append(p)
+            masses.extend(rest * 0.5 ** (j + 1) for j in range(len(alts)))
+    logs = iter(P.log(np.array(masses)).tolist()) if masses else iter(())
+    out = []
+    for i, (tok, alts) in enumerate(shapes):
+        if i == score_at:
+            out.append(_score_entry(tok, marginal, top))  # type: ignore[arg-type]
             continue
-        lp = P.log_scalar(p)
+        lp = next(logs)
         entry = _entry(tok, lp)
-        alts = [_entry(tok, lp)]
-        rest = 1.0 - p
-        for j, alt in enumerate(_alternatives(tok, max(0, top - 1))):
-            alts.append(_entry(alt, P.log_scalar(rest * 0.5 ** (j + 1))))
-        entry["top_logprobs"] = alts[:top]
+        listed = [_entry(tok, lp)] + [_entry(alt, next(logs)) for alt in alts]
+        entry["top_logprobs"] = listed[:top]
         out.append(entry)
     return out

@@ -177,5 +177,7 @@ def _integrate(log_p: np.ndarray, log_w: np.ndarray, lo: int) -> ScoreMarginal:
     """The trapezoid sum of the grid's probabilities in log space, node by node in order."""
     terms = log_p + log_w[:, None]  # (node, score): log weight + log p
     top = terms.max(axis=0)
-    mass = P.matvec(P.exp(terms - top).T, np.ones(len(terms)))  # per score, node by node
+    # per score, node by node in order: an accumulation adds left to right, as
+    # `judgepanel_sim.portable.matvec` would, without a Python loop over the nodes
+    mass = np.add.accumulate(P.exp(terms - top), axis=0)[-1]
     return ScoreMarginal(lo, tuple(float(v) for v in top + P.log(mass)))

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import hashlib
 import json
 import logging
@@ -461,7 +462,15 @@ class SimApp:
         self._batch_lines += len(lines)
         items = [(body, -(first + i + 1)) for i, (_, body) in enumerate(lines)]
         if self.workers is None:
-            results = [self.line_answer(body, counter) for body, counter in items]
+            # the collector off while the slice is answered: a logprob answer is a thousand
+            # small objects, and its passes would walk the server's memos again and again
+            enabled = gc.isenabled()
+            gc.disable()
+            try:
+                results = [self.line_answer(body, counter) for body, counter in items]
+            finally:
+                if enabled:
+                    gc.enable()
         else:
             results = await self.workers.answer(items)
         out = []

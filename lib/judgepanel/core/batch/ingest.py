@@ -13,7 +13,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from judgepanel.core.batch.lines import custom_id
 from judgepanel.core.batch.records import BatchBook, Chunk, LineRecord
-from judgepanel.core.batch.results import ResultFileError, ResultLine, outcome, read_result_lines
+from judgepanel.core.batch.results import (
+    ResultFileError,
+    ResultLine,
+    collector_paused,
+    outcome,
+    read_result_lines,
+)
 from judgepanel.core.budget import CallBound, RequestShape
 from judgepanel.core.calls import KEY_FIELDS, CallKey, CallSpec
 from judgepanel.core.client.counts import CallCounts
@@ -93,41 +99,42 @@ def ingest_chunk(
     got = CallCounts()
     rows: list[tuple[CallKey, CallResult]] = []
     seen: set[str] = set()
-    for data, name in files:
-        try:
-            lines = list(read_result_lines(data, name, provider))
-        except ResultFileError as exc:
-            got.notes.append(str(exc))
-            continue
-        for line in lines:
-            rec = records.get(line.custom_id)
-            if rec is None:
-                got.notes.append(f"{line.where}: {line.custom_id} is not a call of this batch")
+    with collector_paused():  # a logprob file is many small objects
+        for data, name in files:
+            try:
+                lines = list(read_result_lines(data, name, provider))
+            except ResultFileError as exc:
+                got.notes.append(str(exc))
                 continue
-            if line.custom_id in seen:
-                got.notes.append(f"{line.where}: {line.custom_id} answered twice; first kept")
-                continue
-            seen.add(line.custom_id)
-            spec = specs[line.custom_id]
-            model = line.result.model
-            if model is not None and model != spec.key.model:
-                got.notes.append(f"{line.where}: answered by {model}, not {spec.key.model}")
-                continue
-            # the bound is charged only for an answer without usage: measured only then
-            bound = _answer_bound(spec) if _no_usage(line) else CallBound(0, 0, 1)
-            result = outcome(
-                spec,
-                line,
-                provider,
-                seed=rec.seed,
-                price=batch_price(prices[spec.key.model]),
-                bound=bound,
-                reasks_before=history.get(line.custom_id, 0),
-                max_reasks=max_reasks,
-                latency_s=latency,
-            )
-            if result is not None:
-                rows.append((spec.key, result))
+            for line in lines:
+                rec = records.get(line.custom_id)
+                if rec is None:
+                    got.notes.append(f"{line.where}: {line.custom_id} is not a call of this batch")
+                    continue
+                if line.custom_id in seen:
+                    got.notes.append(f"{line.where}: {line.custom_id} answered twice; first kept")
+                    continue
+                seen.add(line.custom_id)
+                spec = specs[line.custom_id]
+                model = line.result.model
+                if model is not None and model != spec.key.model:
+                    got.notes.append(f"{line.where}: answered by {model}, not {spec.key.model}")
+                    continue
+                # the bound is charged only for an answer without usage: measured only then
+                bound = _answer_bound(spec) if _no_usage(line) else CallBound(0, 0, 1)
+                result = outcome(
+                    spec,
+                    line,
+                    provider,
+                    seed=rec.seed,
+                    price=batch_price(prices[spec.key.model]),
+                    bound=bound,
+                    reasks_before=history.get(line.custom_id, 0),
+                    max_reasks=max_reasks,
+                    latency_s=latency,
+                )
+                if result is not None:
+                    rows.append((spec.key, result))
     written = rows if fault is None else _stopping(rows, fault)
     store.record_batch(written, chunk.chunk, status=status, note="; ".join(got.notes[:5]))
     for _, result in rows:
