@@ -224,11 +224,11 @@ def score_in_lanes(
     """Score ``runs`` in up to ``lanes`` worker processes, telling ``waiting`` each dataset
     once the last run scoring it is over: its explorer and notebooks may then start.
 
-    Runs that write different datasets are scored side by side,
-    each in a worker process of its own (the store admits one sender per dataset, and one
-    client process keeps about one core busy against a local endpoint). A run waits for
-    every earlier run that writes one of its datasets, and a later run that writes others
-    takes a free lane meanwhile. Runs scored at once split the profile's ``max_cost`` that
+    Runs that write different datasets are scored side by side, each in a worker process
+    of its own (the store admits one sender per dataset, and one client process keeps
+    about one core busy against a local endpoint). A run waits for every earlier run that
+    writes one of its datasets, and a later run that writes others takes a free lane
+    meanwhile. Runs scored at once split the profile's ``max_cost`` that
     is left: each gets an equal share of what the running ones have not reserved, over the
     free lanes that have a run to take, so together they never exceed it.
 
