@@ -37,9 +37,8 @@ from PIL import Image
 from judgepanel.core.client import ClientOptions, http_transport, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.local_sim import SimConfig, start_sim_server
 from judgepanel.core.store import Store
-from judgepanel.report.launcher import start_sim_server
-from judgepanel.report.simconfig import SimConfig
 from judgepanel.studies.common.rubric_plan import plan_images
 
 MODEL = "sim-cobalt-v1"

@@ -37,9 +37,8 @@ import openai
 from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.local_sim import SimConfig, start_sim_server
 from judgepanel.core.store import Store
-from judgepanel.report.launcher import start_sim_server
-from judgepanel.report.simconfig import SimConfig
 from judgepanel.studies.common.rubric_plan import SCORE_MAX_TOKENS, plan_images
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

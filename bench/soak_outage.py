@@ -42,9 +42,8 @@ from bench_client import make_images
 from judgepanel.core.calls import KEY_FIELDS, CallSpec
 from judgepanel.core.client import reask_seed
 from judgepanel.core.config import Price, ScoringDesign
+from judgepanel.core.local_sim import SimConfig, SimProcess, start_sim_server
 from judgepanel.core.store import Store
-from judgepanel.report.launcher import SimProcess, start_sim_server
-from judgepanel.report.simconfig import SimConfig
 from judgepanel.studies.common.rubric_plan import plan_images
 
 FAMILIES = {"aurora": "sim-aurora-v1", "cobalt": "sim-cobalt-v1"}

@@ -3,7 +3,7 @@
 ``sim_server`` (one per test session, no injected faults) and ``sim_server_factory``
 (servers with injected errors, stalls or latency, stopped after each test) both start
 ``python -m judgepanel.cli sim-server --port 0 --port-file ...`` through
-``judgepanel.report.launcher`` and stop it at teardown, also when the test fails.
+``judgepanel.core.local_sim`` and stop it at teardown, also when the test fails.
 
 ``small_project`` and ``small_report`` are built once per test run, whatever the number of
 workers, and only read by the tests (see ``shared_build.py``).
@@ -19,8 +19,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
-from judgepanel.report.launcher import SimProcess, start_sim_server
-from judgepanel.report.simconfig import SimConfig
+from judgepanel.core.local_sim import SimConfig, SimProcess, start_sim_server
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 

@@ -374,8 +374,7 @@ def main() -> int:
     """``--write``: record the golden digests into ``GOLDEN_FILE``."""
     import tempfile
 
-    from judgepanel.report.launcher import start_sim_server
-    from judgepanel.report.simconfig import SimConfig
+    from judgepanel.core.local_sim import SimConfig, start_sim_server
 
     if sys.argv[1:] != ["--write"]:
         print(__doc__)

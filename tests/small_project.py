@@ -22,9 +22,8 @@ from shared_build import cached_build
 
 from judgepanel.core.config import Config, load_config
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.local_sim import SimConfig, start_sim_server
 from judgepanel.core.paths import project_root
-from judgepanel.report.launcher import start_sim_server
-from judgepanel.report.simconfig import SimConfig
 from judgepanel_sim.world.vab import write_vab
 from judgepanel_sim.world.visionq import write_visionq
 from judgepanel_sim.world.world import write_worlds

@@ -20,9 +20,8 @@ import yaml
 
 from judgepanel.core.batch import BatchBook
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.local_sim import SimConfig, start_sim_server
 from judgepanel.core.store import Store
-from judgepanel.report.launcher import start_sim_server
-from judgepanel.report.simconfig import SimConfig
 from tests.test_scoring_cli import jp_inline, write_eva
 
 ANSWER_COLUMNS = [

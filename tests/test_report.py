@@ -15,7 +15,7 @@ from judgepanel.cli import EXIT_STOPPED, build_parser, report_command
 from judgepanel.core.config import load_config
 from judgepanel.core.store import Store
 from judgepanel.report import nbtools
-from judgepanel.report.index import NotebookResult, remember, write_index
+from judgepanel.report.index import NotebookResult, record_outcome, write_index
 
 
 def runs_file(tmp: Path, eva_root: Path, *, max_cost: float = 100.0) -> Path:
@@ -61,7 +61,7 @@ def test_index_keeps_notebooks_executed_earlier(tmp_path: Path) -> None:
         (out / run).mkdir(parents=True, exist_ok=True)
         (out / run / f"{name}.html").write_text("<html></html>")
     # an earlier command executed r-a (and it failed); this one executes only r-b
-    remember(out, NotebookResult("r-a", "00_scoring", False, 3.0, None, "cell [4] raised X"))
+    record_outcome(out, NotebookResult("r-a", "00_scoring", False, 3.0, None, "cell [4] raised X"))
     now = NotebookResult("r-b", "00_scoring", True, 2.0, out / "r-b" / "00_scoring.html")
     index = write_index(out, [now], config).read_text()
     assert "r-a/00_scoring.html" in index and "r-b/00_scoring.html" in index

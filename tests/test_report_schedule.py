@@ -15,7 +15,8 @@ import pytest
 
 from judgepanel.report.execute import ReportRequest, run_report
 from judgepanel.report.index import NotebookResult
-from judgepanel.report.schedule import Job, JobPool, chain_seconds, order_by_data
+from judgepanel.report.schedule import JobPool, chain_seconds
+from judgepanel.report.steps import Job, in_order, order_by_data
 from judgepanel.report.timings import TIMINGS_FILE
 
 EVA = ("p", "eva")
@@ -137,6 +138,31 @@ def test_readers_wait_for_the_notebooks_that_may_score_their_data() -> None:
     for job in ordered:
         for first in job.after:
             assert rec.spans[ordered[first].name][1] <= rec.spans[job.name][0]
+
+
+def test_one_slot_runs_the_steps_in_the_order_the_pool_would() -> None:
+    """``report --jobs 1`` runs its steps in ``in_order``, without the pool: the order is
+    the one a pool of one slot starts them in (a reader after a writer listed later)."""
+    ordered = order_by_data(
+        [
+            Job(0, "explorer eva", frozenset({EVA}), shown=False),
+            Job(1, "eva/01", frozenset({EVA}), after=frozenset({0})),
+            Job(2, "para/01", frozenset({PARA})),
+            Job(3, "eva/00", frozenset({EVA}), writes=True, after=frozenset({0})),
+        ]
+    )
+    lines: list[str] = []
+    JobPool(ordered, 1, Recorder(0.01), echo=lines.append).wait()
+    started = [line.split("started ")[1] for line in lines if "started" in line]
+    assert [j.name for j in in_order(ordered) if j.shown] == started
+    assert started == ["para/01", "eva/00", "eva/01"]
+    with pytest.raises(RuntimeError, match="waiting on each other: a, b"):
+        in_order(
+            [
+                Job(0, "a", frozenset(), after=frozenset({1})),
+                Job(1, "b", frozenset(), after=frozenset({0})),
+            ]
+        )
 
 
 def test_a_failing_job_does_not_stop_the_others() -> None:

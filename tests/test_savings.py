@@ -11,12 +11,15 @@ import pytest
 
 from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.local_sim import SimConfig, start_sim_server
 from judgepanel.core.scoring import plan_target
 from judgepanel.core.settings import ScoreRequest, resolve_settings
 from judgepanel.core.store import Store
-from judgepanel.report.launcher import start_sim_server
-from judgepanel.report.savings import measure_savings, repetitions_per_prompt, sample_items
-from judgepanel.report.simconfig import SimConfig
+from judgepanel.studies.fusion.savings_plan import (
+    measure_savings,
+    repetitions_per_prompt,
+    sample_items,
+)
 from tests.test_batch import runs_file
 from tests.test_scoring_cli import write_eva
 

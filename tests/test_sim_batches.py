@@ -10,8 +10,7 @@ import time
 import openai
 import pytest
 
-from judgepanel.report.launcher import start_sim_server
-from judgepanel.report.simconfig import SimConfig
+from judgepanel.core.local_sim import SimConfig, start_sim_server
 
 
 def _line(cid: str, model: str = "sim-cobalt-v1", seed: int | None = 1) -> str:

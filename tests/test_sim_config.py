@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judgepanel.report.launcher import serve_command_line
-from judgepanel.report.simconfig import SimConfig
+from judgepanel.core.local_sim import SimConfig, serve_command_line
 from judgepanel_sim.cli import build_parser
 
 EVERY_OPTION_SET = SimConfig(

@@ -57,7 +57,7 @@ from judgepanel.core.store import ModelCost, Store, StoreError, StoreSummary
 from judgepanel.datasets import DatasetError, load_dataset
 from judgepanel.datasets.comparators import load_scores
 from judgepanel.datasets.visionq import load_questions
-from judgepanel.report.execute import ReportError, ReportRequest, run_report, selected
+from judgepanel.report.execute import ReportError, ReportRequest, run_report, select_notebooks
 from judgepanel.report.manifest import publish_reference, verify
 from judgepanel.report.verdict_check import check_report
 from judgepanel.studies.fusion import deploy
@@ -827,7 +827,7 @@ def run_checked(request: ReportRequest, config: Config, *, sends: bool = True) -
     """
     if request.rubric is not None:
         load_rubric(request.rubric)  # a bad rubric stops here, before anything runs
-    selected(config, request)  # an unknown run, a mismatch or an empty --only stop here
+    select_notebooks(config, request)  # an unknown run, a mismatch or an empty --only stop here
     if sends and not config.profile(request.profile).simulated:
         problems = [f for f in preflight(config, request.profile, request.runs) if not f.ok]
         if problems:

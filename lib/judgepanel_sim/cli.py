@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from judgepanel.report.simconfig import SimConfig
+from judgepanel.core.local_sim import SimConfig
 
 
 def build_parser(prog: str = "python -m judgepanel_sim") -> argparse.ArgumentParser:

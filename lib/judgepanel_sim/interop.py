@@ -33,8 +33,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgepanel.report.launcher import start_sim_server
-from judgepanel.report.simconfig import SimConfig
+from judgepanel.core.local_sim import SimConfig, start_sim_server
 from judgepanel.studies import vab, visionq
 
 MODELS = ("sim-aurora-v1", "sim-basalt-v1")

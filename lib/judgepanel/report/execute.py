@@ -5,6 +5,13 @@ For each run of ``papermill_runs.yaml`` this writes ``outputs/<run>/<NN_name>.ip
 ``outputs/<run>/tables/``, each notebook's outcome in ``outputs/<run>/notebooks.json``, and
 finally ``outputs/index.html``, which links every executed notebook with its headline
 numbers. A failing cell makes the command exit non-zero, naming the notebook and the cell.
+
+The file reads top to bottom as a report runs: :func:`run_report` makes its
+:class:`ReportPlan` once (:func:`prepare`), opens what it runs on (:func:`opened`), then
+scores (:func:`score`), executes the steps (:func:`execute`) and publishes the ledger, the
+index and the manifest (:func:`publish`). One notebook is :func:`execute_notebook`. With
+one job slot the steps run here, one after the other; several at a time is
+:mod:`judgepanel.report.schedule`'s.
 """
 
 from __future__ import annotations
@@ -14,9 +21,11 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -34,25 +43,399 @@ from judgepanel.core.config import (
 )
 from judgepanel.core.endpoint import SIMULATOR, Endpoint
 from judgepanel.core.errors import JudgepanelError
+from judgepanel.core.local_sim import SimConfig, SimProcess, start_sim_servers
 from judgepanel.core.parameters import parameter_model, resolve_parameters
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.report.explorer import EXPLORER_DIR, build_explorer
 from judgepanel.report.index import (
     NotebookResult,
     headline_lines,
-    remember,
+    record_outcome,
     write_index,
 )
 from judgepanel.report.kernels import kernel_manager, kernel_threads
-from judgepanel.report.launcher import SimProcess, start_sim_servers
 from judgepanel.report.ledger import write_ledger
 from judgepanel.report.manifest import write_manifest
 from judgepanel.report.page import path_replacements, render_page, scrub_paths
 from judgepanel.report.provenance import provenance, write_provenance
-from judgepanel.report.schedule import Job, JobPool, usable_cores
-from judgepanel.report.simconfig import SimConfig
-from judgepanel.report.steps import data_keys, report_steps, score_and_release
+from judgepanel.report.schedule import JobPool, score_in_lanes, usable_cores
+from judgepanel.report.steps import (
+    Job,
+    NothingWaits,
+    Progress,
+    ReportStep,
+    data_keys,
+    in_order,
+    report_steps,
+    score_in_order,
+    scoring_steps,
+)
 from judgepanel.report.timings import Timings
+
+
+class ReportError(JudgepanelError, ValueError):
+    """A report request that cannot run as asked (unknown run, mismatch, empty selection)."""
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """What ``judgepanel report`` was asked to do.
+
+    Attributes:
+        profile: the profile whose runs are executed.
+        runs: only these runs (default: every run of the profile).
+        only: only notebooks whose name starts with one of these prefixes.
+        runs_file: the runs file (default: ``papermill_runs.yaml`` at the project root).
+        outputs: where the executed notebooks, HTML and tables go.
+        start_sim: start the simulated judge server for the duration of the command.
+        score: score each run's dataset before its notebooks.
+        overrides: notebook parameters set for this command (``-p key=value``).
+        quick: the pages say that this is a quick run of shrunk worlds.
+        progress: show each notebook's cells as they run.
+        jobs: notebooks executed at once, each scoring process counted as one (default:
+            usable cores).
+        score_lanes: runs scored side by side in worker processes (default: two when the
+            runs' profiles are simulated and two cores are usable, else one; against a
+            remote endpoint the endpoint, not the client, bounds the rate).
+        pages: render the HTML pages, the call explorers and the index; without them the
+            executed notebooks, their tables and the manifest are written (a check that
+            the tables reproduce needs no more).
+        rubric: a rubric file or folder replacing every run's (``--rubric``).
+        missing_images: ``error`` or ``skip``, replacing every rated dataset entry's
+            ``missing_images`` (``--missing-images``; None: the runs file's).
+    """
+
+    profile: str = "demo"
+    runs: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()
+    runs_file: Path | None = None
+    outputs: Path = Path("outputs")
+    start_sim: bool = False
+    score: bool = False
+    overrides: dict[str, Any] = field(default_factory=dict)
+    quick: bool = False
+    progress: bool = False
+    jobs: int | None = None
+    score_lanes: int | None = None
+    pages: bool = True
+    rubric: Path | None = None
+    missing_images: str | None = None
+
+
+@dataclass(frozen=True)
+class ReportPlan:
+    """What a report does, fixed before anything runs: made once by :func:`prepare`.
+
+    Attributes:
+        request: the request as run: reading the runs file derived from the one named
+            (``--quick``, ``--rubric``, ``--missing-images``), with a quick report's
+            overrides.
+        config: that runs file, parsed.
+        origin: the folder of the runs file the user named (a page shows paths from it).
+        chosen: the selected runs, each with its selected notebooks.
+        scoring: the runs whose scoring the report does (``--score``), each plan once.
+        outputs: the outputs folder, absolute.
+        slots: steps run at once (``--jobs``), each scoring process counted as one.
+        lanes: runs scored side by side (``--score-lanes``).
+    """
+
+    request: ReportRequest
+    config: Config
+    origin: Path
+    chosen: tuple[tuple[Run, tuple[str, ...]], ...]
+    scoring: tuple[Run, ...]
+    outputs: Path
+    slots: int
+    lanes: int
+
+    @property
+    def runs(self) -> list[Run]:
+        """The selected runs, in the runs file's order."""
+        return [run for run, _ in self.chosen]
+
+
+@dataclass
+class ReportSession:
+    """What a running report holds, released by :func:`opened` however the report ends.
+
+    Attributes:
+        timings: where the time went (``outputs/_timings.json``).
+        workers: the processes the call explorers and pages are built in, beside the
+            scoring and the kernels.
+        shared_fits: the folder the kernels of this report, and only they, share their
+            combiner fits in (`judgepanel.studies.common.fitcache`); it starts empty and
+            goes with the report.
+        servers: the simulated judge servers started for it (``--start-sim``).
+        endpoints: where it sends calls (none: the notebooks read the store only).
+        context: what every notebook is handed besides its run.
+        steps: the call explorers and notebooks, in the report's order.
+        pool: what runs the steps several at a time (None with one job slot).
+    """
+
+    timings: Timings
+    workers: ProcessPoolExecutor
+    shared_fits: Path
+    servers: list[SimProcess] = field(default_factory=list)
+    endpoints: list[Endpoint] = field(default_factory=list)
+    context: KernelContext = field(default_factory=lambda: KernelContext())
+    steps: list[ReportStep] = field(default_factory=list)
+    pool: JobPool | None = None
+
+
+def run_report(request: ReportRequest, config: Config | None = None) -> int:
+    """Optionally start the simulator and score, and execute every selected notebook.
+
+    ``config`` is the runs file of ``request`` already parsed (else it is read here). The
+    simulated servers' endpoints, the outputs and the folder of shared fits are handed to
+    the scoring and to each notebook as arguments and parameters: the process's
+    environment is never changed. Notebooks run up to ``request.jobs`` at a time, each as
+    soon as the datasets it reads are scored, while later runs are still scoring (see
+    :mod:`judgepanel.report.schedule`). Returns 0 when every notebook ran, 1 when one
+    failed (each failure is printed). Raises ``ReportError`` when the request selects
+    nothing or names what does not exist.
+    """
+    plan = prepare(request, config)
+    with opened(plan) as session:
+        score(plan, session)
+        results = execute(plan, session)
+        index = publish(plan, session, results)
+    return conclude(plan, results, index, session.timings.now())
+
+
+def prepare(request: ReportRequest, config: Config | None = None) -> ReportPlan:
+    """The plan of ``request``: its runs file derived and parsed, its runs and notebooks
+    selected (once), its job slots and scoring lanes counted, its outputs folder made.
+
+    Raises:
+        ReportError: no slot to run in, or the selection cannot run (see
+            :func:`select_notebooks`).
+    """
+    slots = usable_cores() if request.jobs is None else request.jobs
+    if slots < 1:
+        raise ReportError(f"--jobs {slots}: at least one notebook must be able to run")
+    named = config if config is not None else load_config(request.runs_file)
+    derived = derived_request(named, request)
+    config = named if derived is request else load_config(derived.runs_file)
+    chosen = select_notebooks(config, derived)
+    runs = [run for run, _ in chosen]
+    lanes = derived.score_lanes
+    if lanes is None:
+        lanes = min(2, slots) if all(r.profile.simulated for r in runs) else 1
+    outputs = Path(request.outputs).resolve()
+    outputs.mkdir(parents=True, exist_ok=True)
+    return ReportPlan(
+        request=derived,
+        config=config,
+        origin=named.path.resolve().parent,
+        chosen=tuple((run, tuple(names)) for run, names in chosen),
+        scoring=tuple(scoring_steps(runs) if request.score else ()),
+        outputs=outputs,
+        slots=slots,
+        lanes=lanes,
+    )
+
+
+@contextmanager
+def opened(plan: ReportPlan) -> Iterator[ReportSession]:
+    """Start what the report runs on (its worker processes, simulated servers, folder of
+    shared fits) and plan its steps; on the way out, however the report ends, stop and
+    remove them all and write where the time went."""
+    session = ReportSession(
+        Timings(),
+        ProcessPoolExecutor(max_workers=plan.slots, mp_context=get_context("spawn")),
+        Path(tempfile.mkdtemp(prefix="judgepanel-fits-")),
+    )
+    try:
+        session.servers = start_servers(plan, session.timings)
+        session.endpoints = report_endpoints(session.servers)
+        # A simulated server needs no key: a real one in the environment is not sent to it.
+        session.context = KernelContext(
+            endpoint=session.endpoints[0] if session.endpoints else None,
+            shared_fits=session.shared_fits,
+            threads=kernel_threads(usable_cores(), plan.slots),
+        )
+        session.steps = report_steps(
+            plan.chosen,
+            plan.outputs,
+            lambda run, name: notebook_sends_calls(plan.config, run, name, plan.request.overrides),
+            explorers=plan.request.pages,
+            sends=bool(session.endpoints),
+        )
+        if plan.slots > 1:
+            session.pool = JobPool(
+                [s.job for s in session.steps],
+                plan.slots,
+                partial(run_job, plan, session),
+                unscored=set().union(*map(data_keys, plan.scoring)),
+                echo=echo,
+            )
+        yield session
+    except BaseException:
+        if session.pool is not None:
+            session.pool.close()  # the steps already running finish; no other one starts
+        raise
+    finally:
+        session.workers.shutdown(cancel_futures=True)
+        for server in session.servers:
+            server.stop()
+        shutil.rmtree(session.shared_fits, ignore_errors=True)
+        request = plan.request
+        session.timings.write(
+            plan.outputs, profile=request.profile, jobs=plan.slots, quick=request.quick
+        )
+
+
+def score(plan: ReportPlan, session: ReportSession) -> None:
+    """Score the plan's runs, telling the pool (with several job slots) each dataset once
+    the last run scoring it is over: in lanes when several runs may be scored side by
+    side, else one after the other in this process."""
+    waiting = NothingWaits() if session.pool is None else session.pool
+    if plan.lanes > 1 and len(plan.scoring) > 1:
+        score_in_lanes(
+            plan.config, plan.scoring, waiting, session.timings, plan.lanes, session.endpoints
+        )
+    else:
+        endpoint = session.endpoints[0] if session.endpoints else None
+        score_in_order(plan.config, plan.scoring, waiting, session.timings, endpoint)
+
+
+def execute(plan: ReportPlan, session: ReportSession) -> list[NotebookResult]:
+    """Run the call explorers and notebooks; return the notebooks' results in order.
+
+    With several job slots the pool started them as the scoring released their data, and
+    is waited for. With one they run here, one after the other in their order, with no
+    thread between the report and papermill. Either way a step that raised stops no other
+    one, and is raised once they all ran.
+
+    Raises:
+        RuntimeError: a step raised (a failing notebook does not raise: its result says).
+    """
+    if session.pool is not None:
+        return session.pool.wait()
+    jobs = [s.job for s in session.steps]
+    progress = Progress(jobs, echo)
+    results: dict[int, NotebookResult] = {}
+    errors: list[Exception] = []
+    for job in in_order(jobs):
+        progress.started(job)
+        result, error = None, None
+        try:
+            result = step_action(plan, session, session.steps[job.index])()
+        except Exception as exc:  # kept, raised once the other steps have run
+            error = exc
+            errors.append(exc)
+        progress.ended(job, result, error)
+        if result is not None:
+            results[job.index] = result
+    if errors:
+        raise RuntimeError(f"a report step failed: {errors[0]}") from errors[0]
+    return [results[i] for i in sorted(results)]
+
+
+def publish(plan: ReportPlan, session: ReportSession, results: list[NotebookResult]) -> Path | None:
+    """Write the claims ledger, the index (a report with pages) and the manifest; return
+    the index (None without pages)."""
+    with session.timings.step("index"):
+        write_ledger(plan.outputs, plan.config)
+        index = write_index(plan.outputs, results, plan.config) if plan.request.pages else None
+        kind = "quick" if plan.request.quick else "full"
+        write_manifest(plan.outputs, kind, plan.request.profile)
+    return index
+
+
+def conclude(
+    plan: ReportPlan, results: list[NotebookResult], index: Path | None, seconds: float
+) -> int:
+    """Print the report's summary and each failure; 0 when every notebook ran, else 1."""
+    print(summary_text(results, seconds, plan.outputs, index), flush=True)
+    failures = [r for r in results if not r.ok]
+    for r in failures:
+        print(f"error: {r.run}/{r.error}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def echo(line: str) -> None:
+    """Print a line of the report's progress at once."""
+    print(line, flush=True)
+
+
+def start_servers(plan: ReportPlan, timings: Timings) -> list[SimProcess]:
+    """With ``--start-sim``, one simulated judge server per scoring lane (one without
+    ``--score``); none otherwise."""
+    if not plan.request.start_sim:
+        return []
+    with timings.step("simulator"):
+        # it reports its own charge, as OpenRouter does; its prompt cache stays off:
+        # which of several repetitions in flight at once pays for the uncached
+        # prompt depends on timing, and tables that read some rows' costs would
+        # then differ between runs (00 measures the cache on its own servers).
+        # One server per scoring lane: a server answers on one core, and every
+        # request carries its seed, so servers of one seed answer it alike.
+        lanes = plan.lanes if plan.request.score else 1
+        servers = start_sim_servers(max(1, lanes), SimConfig(report_cost=True))
+    listening = ", ".join(s.base_url for s in servers)
+    print(f"simulated judge server listening at {listening}", flush=True)
+    return servers
+
+
+def report_endpoints(servers: list[SimProcess]) -> list[Endpoint]:
+    """Where the report sends calls: its simulated servers, else the endpoint of
+    ``OPENAI_BASE_URL`` when one is set (none: the notebooks read the store only)."""
+    if servers:
+        return [Endpoint.simulator(s.base_url) for s in servers]
+    endpoint = Endpoint.from_environment()
+    return [endpoint] if endpoint.base_url else []
+
+
+def run_job(plan: ReportPlan, session: ReportSession, job: Job) -> NotebookResult | None:
+    """Run the step of ``job`` (the pool's threads call this)."""
+    return step_action(plan, session, session.steps[job.index])()
+
+
+def step_action(
+    plan: ReportPlan, session: ReportSession, step: ReportStep
+) -> Callable[[], NotebookResult | None]:
+    """What running ``step`` calls: build its call explorer, or execute its notebook (its
+    page rendered in a worker process). A ``partial``, so that running it puts no frame of
+    its own between the report and papermill."""
+    if step.explorer is not None:
+        return partial(explore, plan, session, *step.explorer)
+    assert step.run is not None
+    request = plan.request
+    return partial(
+        execute_notebook,
+        plan.config,
+        step.run,
+        step.notebook,
+        plan.outputs,
+        overrides=request.overrides,
+        quick=request.quick,
+        progress=request.progress and plan.slots == 1,
+        render=partial(render_in, session.workers, plan.origin) if request.pages else no_page,
+        context=session.context,
+        timings=session.timings,
+    )
+
+
+def explore(plan: ReportPlan, session: ReportSession, profile: str, dataset: str) -> None:
+    """Build the call explorer of ``dataset`` in a worker process, and say where it is."""
+    with session.timings.step("explorer", profile=profile, dataset=dataset):
+        page = session.workers.submit(
+            build_explorer, plan.config.profile(profile), dataset, plan.outputs
+        ).result()
+    if page is not None:
+        print(f"call explorer: {page.relative_to(plan.outputs)}", flush=True)
+
+
+def render_in(workers: ProcessPoolExecutor, origin: Path, *args: Any, **kwargs: Any) -> Path:
+    """:func:`render_run_page` in one of ``workers``: the HTML export is pure-Python work
+    that would otherwise hold this process's interpreter while other kernels report."""
+    return workers.submit(render_run_page, *args, origin=origin, **kwargs).result()
+
+
+def no_page(*args: Any, **kwargs: Any) -> None:
+    """A report of tables only renders no page."""
+    return None
 
 
 def shown_path(path: Path) -> str:
@@ -162,6 +545,7 @@ def execute_notebook(
     progress: bool = False,
     render: Callable[..., Path] | None = None,
     context: KernelContext | None = None,
+    timings: Timings | None = None,
 ) -> NotebookResult:
     """Execute one notebook of a run and render it as a report page (also when a cell failed).
 
@@ -171,9 +555,11 @@ def execute_notebook(
     ``render`` replaces :func:`render_run_page` (same arguments): the report passes one that
     renders in a worker process, since the HTML export is pure-Python work that would
     otherwise hold this process's interpreter while the other notebooks' kernels report.
+    ``timings``: where the report records the notebook's step (its time and outcome).
     """
     import papermill as pm  # heavy (the Jupyter stack): loaded when a notebook runs
 
+    begun = timings.now() if timings is not None else 0.0
     src = _notebook_path(name)
     outputs = Path(outputs).resolve()
     run_dir = outputs / run.name
@@ -211,7 +597,9 @@ def execute_notebook(
             config, run, out_nb, overrides=overrides, quick=quick, hidden=context.hidden()
         )
     result = NotebookResult(run.name, name, not error, seconds, html_path, error)
-    remember(outputs, result)
+    record_outcome(outputs, result)
+    if timings is not None:
+        timings.record("notebook", begun, run=run.name, notebook=name, ok=result.ok)
     return result
 
 
@@ -267,7 +655,7 @@ def report_replacements(
     return sorted(pairs, key=lambda kv: len(kv[0]), reverse=True)
 
 
-def may_score(config: Config, run: Run, name: str, overrides: dict[str, Any]) -> bool:
+def notebook_sends_calls(config: Config, run: Run, name: str, overrides: dict[str, Any]) -> bool:
     """Whether a notebook may send calls: one of `SCORING_NOTEBOOKS`, with ``score`` not off.
 
     Such a notebook runs or resumes its run's scoring when an endpoint is configured, so
@@ -379,56 +767,22 @@ def rubric_runs_file(
     return _write_runs_file(raw, outputs / RUBRIC_RUNS_FILE, rubric, missing_images)
 
 
-class ReportError(JudgepanelError, ValueError):
-    """A report request that cannot run as asked (unknown run, mismatch, empty selection)."""
+def derived_request(named: Config, request: ReportRequest) -> ReportRequest:
+    """``request`` reading the runs file its flags derive from ``named`` (``--quick``,
+    ``--rubric``, ``--missing-images``), written under its outputs, with a quick report's
+    resamples; ``request`` itself when no flag changes the design."""
+    outputs = Path(request.outputs)
+    if request.quick:
+        written = quick_runs_file(named, outputs, request.rubric, request.missing_images)
+        overrides = {"n_resamples": QUICK_RESAMPLES, **request.overrides}
+        return replace(request, runs_file=written, overrides=overrides)
+    if request.rubric is not None or request.missing_images is not None:
+        written = rubric_runs_file(named, outputs, request.rubric, request.missing_images)
+        return replace(request, runs_file=written)
+    return request
 
 
-@dataclass(frozen=True)
-class ReportRequest:
-    """What ``judgepanel report`` was asked to do.
-
-    Attributes:
-        profile: the profile whose runs are executed.
-        runs: only these runs (default: every run of the profile).
-        only: only notebooks whose name starts with one of these prefixes.
-        runs_file: the runs file (default: ``papermill_runs.yaml`` at the project root).
-        outputs: where the executed notebooks, HTML and tables go.
-        start_sim: start the simulated judge server for the duration of the command.
-        score: score each run's dataset before its notebooks.
-        overrides: notebook parameters set for this command (``-p key=value``).
-        quick: the pages say that this is a quick run of shrunk worlds.
-        progress: show each notebook's cells as they run.
-        jobs: notebooks executed at once, each scoring process counted as one (default:
-            usable cores).
-        score_lanes: runs scored side by side in worker processes (default: two when the
-            runs' profiles are simulated and two cores are usable, else one; against a
-            remote endpoint the endpoint, not the client, bounds the rate).
-        pages: render the HTML pages, the call explorers and the index; without them the
-            executed notebooks, their tables and the manifest are written (a check that
-            the tables reproduce needs no more).
-        rubric: a rubric file or folder replacing every run's (``--rubric``).
-        missing_images: ``error`` or ``skip``, replacing every rated dataset entry's
-            ``missing_images`` (``--missing-images``; None: the runs file's).
-    """
-
-    profile: str = "demo"
-    runs: tuple[str, ...] = ()
-    only: tuple[str, ...] = ()
-    runs_file: Path | None = None
-    outputs: Path = Path("outputs")
-    start_sim: bool = False
-    score: bool = False
-    overrides: dict[str, Any] = field(default_factory=dict)
-    quick: bool = False
-    progress: bool = False
-    jobs: int | None = None
-    score_lanes: int | None = None
-    pages: bool = True
-    rubric: Path | None = None
-    missing_images: str | None = None
-
-
-def selected(config: Config, request: ReportRequest) -> list[tuple[Run, list[str]]]:
+def select_notebooks(config: Config, request: ReportRequest) -> list[tuple[Run, list[str]]]:
     """The runs and notebooks a request selects; a selection that cannot run is an error."""
     try:
         profile_runs = config.runs_of(request.profile)
@@ -485,160 +839,3 @@ def summary_text(
     else:
         lines.append(f"open {index.resolve().as_uri()}")
     return "\n".join(lines)
-
-
-def report_endpoints(servers: list[SimProcess]) -> list[Endpoint]:
-    """Where the report sends calls: its simulated servers, else the endpoint of
-    ``OPENAI_BASE_URL`` when one is set (none: the notebooks read the store only)."""
-    if servers:
-        return [Endpoint.simulator(s.base_url) for s in servers]
-    endpoint = Endpoint.from_environment()
-    return [endpoint] if endpoint.base_url else []
-
-
-def run_report(request: ReportRequest, config: Config | None = None) -> int:
-    """Optionally start the simulator and score, and execute every selected notebook.
-
-    ``config`` is the runs file of ``request`` already parsed (else it is read here). The
-    simulated servers' endpoints, the outputs and the folder of shared fits are handed to
-    the scoring and to each notebook as arguments and parameters: the process's
-    environment is never changed. Notebooks run up to ``request.jobs`` at a time, each as
-    soon as the datasets it reads are scored, while later runs are still scoring (see
-    :mod:`judgepanel.report.schedule`). Returns 0 when every notebook ran, 1 when one
-    failed (each failure is printed). Raises ``ReportError`` when the request selects
-    nothing or names what does not exist.
-    """
-    slots = usable_cores() if request.jobs is None else request.jobs
-    if slots < 1:
-        raise ReportError(f"--jobs {slots}: at least one notebook must be able to run")
-    named = config if config is not None else load_config(request.runs_file)
-    origin = named.path.resolve().parent
-    if request.quick:
-        request = replace(
-            request,
-            runs_file=quick_runs_file(
-                named, Path(request.outputs), request.rubric, request.missing_images
-            ),
-            overrides={"n_resamples": QUICK_RESAMPLES, **request.overrides},
-        )
-    elif request.rubric is not None or request.missing_images is not None:
-        written = rubric_runs_file(
-            named, Path(request.outputs), request.rubric, request.missing_images
-        )
-        request = replace(request, runs_file=written)
-    derived = request.quick or request.rubric is not None or request.missing_images is not None
-    config = load_config(request.runs_file) if derived else named
-    chosen = selected(config, request)
-    runs = [run for run, _ in chosen]
-    outputs = Path(request.outputs).resolve()
-    outputs.mkdir(parents=True, exist_ok=True)
-
-    timings = Timings()
-    # Explorers and pages are built in worker processes, beside the scoring and the kernels.
-    workers = ProcessPoolExecutor(max_workers=slots, mp_context=get_context("spawn"))
-    lanes = request.score_lanes
-    if lanes is None:
-        lanes = min(2, slots) if all(r.profile.simulated for r in runs) else 1
-    servers: list[SimProcess] = []
-    # The kernels of this report share their combiner fits here (fitcache), and only they:
-    # the folder starts empty and goes with the report.
-    shared_fits = Path(tempfile.mkdtemp(prefix="judgepanel-fits-"))
-    try:
-        if request.start_sim:
-            with timings.step("simulator"):
-                # it reports its own charge, as OpenRouter does; its prompt cache stays off:
-                # which of several repetitions in flight at once pays for the uncached
-                # prompt depends on timing, and tables that read some rows' costs would
-                # then differ between runs (00 measures the cache on its own servers).
-                # One server per scoring lane: a server answers on one core, and every
-                # request carries its seed, so servers of one seed answer it alike.
-                servers = start_sim_servers(
-                    max(1, lanes if request.score else 1), SimConfig(report_cost=True)
-                )
-            listening = ", ".join(s.base_url for s in servers)
-            print(f"simulated judge server listening at {listening}", flush=True)
-        endpoints = report_endpoints(servers)
-        # A simulated server needs no key: a real one in the environment is not sent to it.
-        context = KernelContext(
-            endpoint=endpoints[0] if endpoints else None,
-            shared_fits=shared_fits,
-            threads=kernel_threads(usable_cores(), slots),
-        )
-
-        steps = report_steps(
-            chosen,
-            outputs,
-            lambda run, name: may_score(config, run, name, request.overrides),
-            explorers=request.pages,
-            sends=bool(endpoints),
-        )
-
-        def execute(job: Job) -> NotebookResult | None:
-            step = steps[job.index]
-            if step.explorer is not None:
-                profile, dataset = step.explorer
-                with timings.step("explorer", profile=profile, dataset=dataset):
-                    page = workers.submit(
-                        build_explorer, config.profile(profile), dataset, outputs
-                    ).result()
-                if page is not None:
-                    print(f"call explorer: {page.relative_to(outputs)}", flush=True)
-                return None
-            assert step.run is not None
-            with timings.step("notebook", run=step.run.name, notebook=step.notebook) as record:
-                result = execute_notebook(
-                    config,
-                    step.run,
-                    step.notebook,
-                    outputs,
-                    overrides=request.overrides,
-                    quick=request.quick,
-                    progress=request.progress and slots == 1,
-                    context=context,
-                    render=(
-                        lambda *a, **k: workers.submit(
-                            render_run_page, *a, origin=origin, **k
-                        ).result()
-                    )
-                    if request.pages
-                    else lambda *a, **k: None,
-                )
-                record["ok"] = result.ok
-            return result
-
-        pool = JobPool(
-            [s.job for s in steps],
-            slots,
-            execute,
-            unscored=set().union(*map(data_keys, runs)),
-            echo=lambda line: print(line, flush=True),
-        )
-        try:
-            score_and_release(
-                config,
-                runs,
-                pool,
-                timings,
-                score=request.score,
-                lanes=lanes,
-                endpoints=endpoints,
-            )
-            results = pool.wait()
-        except BaseException:
-            pool.close()  # the steps already running finish; no other one starts
-            raise
-        with timings.step("index"):
-            write_ledger(outputs, config)
-            index = write_index(outputs, results, config) if request.pages else None
-            write_manifest(outputs, "quick" if request.quick else "full", request.profile)
-    finally:
-        workers.shutdown(cancel_futures=True)
-        for server in servers:
-            server.stop()
-        shutil.rmtree(shared_fits, ignore_errors=True)
-        timings.write(outputs, profile=request.profile, jobs=slots, quick=request.quick)
-    print(summary_text(results, timings.now(), outputs, index), flush=True)
-    failures = [r for r in results if not r.ok]
-    for r in failures:
-        print(f"error: {r.run}/{r.error}", file=sys.stderr)
-    return 1 if failures else 0

@@ -72,7 +72,7 @@ def _outcomes_path(outputs: Path, run: str) -> Path:
     return outputs / run / OUTCOMES_FILE
 
 
-def remember(outputs: Path, result: NotebookResult) -> None:
+def record_outcome(outputs: Path, result: NotebookResult) -> None:
     """Record a notebook's outcome beside it, so a later index still lists it."""
 
     def change(known: dict[str, Any]) -> bool:
@@ -82,7 +82,7 @@ def remember(outputs: Path, result: NotebookResult) -> None:
     update_json(_outcomes_path(outputs, result.run), change)
 
 
-def remembered(outputs: Path, run: str) -> dict[str, NotebookResult]:
+def recorded_outcomes(outputs: Path, run: str) -> dict[str, NotebookResult]:
     """The outcomes recorded under ``outputs/<run>/`` by earlier executions."""
     path = _outcomes_path(outputs, run)
     if not path.exists():
@@ -143,7 +143,7 @@ def write_index(outputs: Path, results: list[NotebookResult], config: Config) ->
     verdicts = dict(zip(claims["id"].astype(str), claims["verdict"].astype(str), strict=True))
     runs: list[dict[str, Any]] = []
     for run in config.runs.values():
-        earlier = remembered(outputs, run.name)
+        earlier = recorded_outcomes(outputs, run.name)
         items = [
             r
             for name in run.notebooks

@@ -1,5 +1,5 @@
-"""When each step of a report after scoring runs: as soon as what it reads is scored, a few
-at a time.
+"""A report run several steps at a time: each notebook or call explorer as soon as what it
+reads is scored, and the runs scored side by side in lanes.
 
 The steps are the notebooks and the datasets' call explorers. Each runs in a process of
 its own (papermill starts a kernel per notebook; an explorer is built in a worker
@@ -15,19 +15,36 @@ under a lock), and none reads what another writes, except through the store: a n
 that may score (``00_scoring`` with an endpoint configured) goes before every notebook
 that reads the datasets it scores. A page links its dataset's call explorer, so the
 notebooks of a one-dataset run wait for that explorer.
+
+With one slot (``report --jobs 1``) none of this runs: the report scores, then runs its
+steps one after the other in :func:`~judgepanel.report.steps.in_order` in its own thread.
+The tables are the same either way.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from multiprocessing import get_context
 
+from judgepanel.core.client import RunSummary
+from judgepanel.core.config import Config, Run
+from judgepanel.core.endpoint import Endpoint
 from judgepanel.report.index import NotebookResult
-
-DataKey = tuple[str, str]
-"""A dataset of a profile: (profile name, dataset name)."""
+from judgepanel.report.steps import (
+    DataKey,
+    Job,
+    Progress,
+    Waiting,
+    close_step,
+    data_keys,
+    last_scoring,
+)
+from judgepanel.report.timings import Timings
+from judgepanel.studies import score_run
 
 
 def usable_cores() -> int:
@@ -36,57 +53,6 @@ def usable_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - no affinity on this system
         return max(1, os.cpu_count() or 1)
-
-
-@dataclass(frozen=True)
-class Job:
-    """One step of the report after scoring: a notebook of a run, or a call explorer.
-
-    Attributes:
-        index: its place in the report's order (explorers, then the runs file's
-            notebooks); results are returned in that order.
-        name: what the printed lines call it, ``run/notebook`` for a notebook.
-        reads: the datasets it reads from the store.
-        writes: whether it may send calls and so add rows for the datasets it reads.
-        after: the indexes of the jobs that must finish before it starts.
-        expected: the seconds it took last time (0 when unknown); the longest chain of
-            expected seconds starts first when several jobs are ready.
-        shown: a notebook: announced when it starts and ends, and counted in ``[i/n]``.
-    """
-
-    index: int
-    name: str
-    reads: frozenset[DataKey]
-    writes: bool = False
-    after: frozenset[int] = field(default_factory=frozenset)
-    expected: float = 0.0
-    shown: bool = True
-
-
-def order_by_data(jobs: Iterable[Job]) -> list[Job]:
-    """Make each job wait for the notebooks that may write the datasets it reads.
-
-    A writer waits only for the writers of its datasets listed before it, so the order
-    among writers is the jobs' own. A job that a writer already waits for (the call
-    explorer its page links) waits for no writer: it shows the store as the scoring left
-    it, and there is no cycle.
-    """
-    jobs = list(jobs)
-    writers = [j for j in jobs if j.writes]
-    needed = {i for w in writers for i in w.after}
-    ordered = []
-    for job in jobs:
-        after = set()
-        if job.index not in needed:
-            after = {
-                w.index
-                for w in writers
-                if w.index != job.index
-                and w.reads & job.reads
-                and (not job.writes or w.index < job.index)
-            }
-        ordered.append(replace(job, after=job.after | after))
-    return ordered
 
 
 def chain_seconds(jobs: list[Job]) -> dict[int, float]:
@@ -135,14 +101,11 @@ class JobPool:
         self._pending = list(jobs)
         self._slots = slots
         self._execute = execute
-        self._echo = echo
+        self._progress = Progress(jobs, echo)
         self._unscored = set(unscored)
         self._scoring = 0
         self._closed = False
         self._running = 0
-        self._shown = sum(j.shown for j in jobs)
-        self._started = 0
-        self._ended = 0
         self._done: set[int] = set()
         self._results: dict[int, NotebookResult] = {}
         self._errors: list[BaseException] = []
@@ -214,9 +177,7 @@ class JobPool:
             job = max(ready, key=self._priority)
             self._pending.remove(job)
             self._running += 1
-            if job.shown:
-                self._started += 1
-                self._echo(f"[{self._started}/{self._shown}] started {job.name}")
+            self._progress.started(job)
             thread = threading.Thread(target=self._work, args=(job,), name=job.name)
             self._threads.append(thread)
             thread.start()
@@ -235,15 +196,142 @@ class JobPool:
                 self._errors.append(error)
             if result is not None:
                 self._results[job.index] = result
-            if job.shown:
-                self._ended += 1
-                self._echo(f"[{self._ended}/{self._shown}] {job.name}  {_outcome(result, error)}")
+            self._progress.ended(job, result, error)
             self._dispatch()
             self._cond.notify_all()
 
 
-def _outcome(result: NotebookResult | None, error: Exception | None) -> str:
-    """How a job's end line reads: its seconds and ``ok``, or why it failed."""
-    if result is None:
-        return f"FAILED: {error}"
-    return f"{result.seconds:6.1f} s  " + ("ok" if result.ok else f"FAILED: {result.error}")
+def _slots_taken(running: list[Run]) -> int:
+    """The cores that scoring ``running`` keeps busy: one per online run (its client), but
+    one in all for runs sent as batches, whose clients only poll while the endpoint (the
+    simulator, on this machine) answers their lines."""
+    online = sum(not _batched(run) for run in running)
+    return online + (1 if len(running) > online else 0)
+
+
+def _batched(run: Run) -> bool:
+    return run.send.batch
+
+
+def score_in_lanes(
+    config: Config,
+    runs: Sequence[Run],
+    waiting: Waiting,
+    timings: Timings,
+    lanes: int,
+    endpoints: Sequence[Endpoint] = (),
+) -> None:
+    """Score ``runs`` in up to ``lanes`` worker processes, telling ``waiting`` each dataset
+    once the last run scoring it is over: its explorer and notebooks may then start.
+
+    Runs that write different datasets are scored side by side, each in a worker process
+    of its own (the store admits one sender per dataset, and one client process keeps
+    about one core busy against a local endpoint). A run waits for every earlier run that
+    writes one of its datasets, and a later run that writes others takes a free lane
+    meanwhile. Runs scored at once split the profile's ``max_cost`` that
+    is left: each gets an equal share of what the running ones have not reserved, over the
+    free lanes that have a run to take, so together they never exceed it.
+
+    ``endpoints``: servers that answer alike (the simulated judge servers a report starts,
+    one per lane); a lane's run is sent to the one fewest running runs use, so that one
+    server's core does not pace every lane. Empty: ``OPENAI_BASE_URL``.
+    """
+    last = last_scoring(runs)
+    spent: dict[str, float] = {}
+    pending = list(runs)
+    running: dict[Future[RunSummary], tuple[Run, float, float | None]] = {}
+    sent_to: dict[Future[RunSummary], Endpoint | None] = {}
+    failure: BaseException | None = None
+    with ProcessPoolExecutor(max_workers=lanes, mp_context=get_context("spawn")) as workers:
+        while pending or running:
+            for run in list(pending) if failure is None else []:
+                if len(running) >= lanes:
+                    break
+                keys = data_keys(run)
+                earlier = pending[: pending.index(run)] + [r for r, _, _ in running.values()]
+                if any(keys & data_keys(other) for other in earlier):
+                    continue
+                # the free lanes that a run is left to take: the last run gets all that is left
+                sharing = min(lanes - len(running), len(pending))
+                ceiling = _lane_ceiling(run, running.values(), spent, sharing)
+                print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
+                busy = list(sent_to.values())
+                endpoint = min(endpoints, key=busy.count) if endpoints else None
+                # lanes send to the same models with one key: each paces to its share
+                future = workers.submit(
+                    score_in_worker, config, run.name, ceiling, 1.0 / lanes, endpoint
+                )
+                running[future] = (run, timings.now(), ceiling)
+                sent_to[future] = endpoint
+                pending.remove(run)
+            waiting.scoring(_slots_taken([r for r, _, _ in running.values()]))
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                run, start, ceiling = running.pop(future)
+                sent_to.pop(future)
+                timings.record("scoring", start, run=run.name, datasets=list(run.datasets)).update(
+                    _summary_fields(future)
+                )
+                try:
+                    summary = future.result()
+                    spent[run.profile.name] = spent.get(run.profile.name, 0.0) + summary.spend
+                    print(f"{run.name}: {summary.line()}", flush=True)
+                    share = f"profile {run.profile.name!r} max_cost share"
+                    close_step(config, run, summary, share, ceiling)
+                except BaseException as exc:  # the other lane ends first; nothing new starts
+                    if failure is None:
+                        failure = exc
+                    else:  # raised below is the first; this one is printed
+                        print(f"error: {exc}", file=sys.stderr, flush=True)
+                    continue
+                waiting.scored({key for key, at in last.items() if at is run})
+    waiting.scoring(0)
+    if failure is not None:
+        raise failure
+
+
+def _summary_fields(future: Future[RunSummary]) -> dict[str, int]:
+    if future.exception() is not None:
+        return {}
+    summary = future.result()
+    return {"calls": summary.sent, "planned": summary.planned, "skipped": summary.skipped}
+
+
+def _lane_ceiling(
+    run: Run,
+    running: Iterable[tuple[Run, float, float | None]],
+    spent: dict[str, float],
+    free_lanes: int,
+) -> float | None:
+    """A run's share of its profile's ``max_cost``: what the finished runs spent and the
+    running ones reserved is taken off, and the rest is split over ``free_lanes`` (the
+    lanes free now that have a run left to take)."""
+    profile = run.profile
+    ceiling = profile.send.max_cost
+    if ceiling is None:
+        return None
+    reserved = sum(c or 0.0 for r, _, c in running if r.profile.name == profile.name)
+    left = max(0.0, ceiling - spent.get(profile.name, 0.0) - reserved)
+    return left / max(1, free_lanes)
+
+
+def score_in_worker(
+    config: Config,
+    run_name: str,
+    max_cost: float | None,
+    limit_share: float = 1.0,
+    endpoint: Endpoint | None = None,
+) -> RunSummary:
+    """Score one run of the parsed runs file ``config`` in a worker process (its lines are
+    printed by the report), pacing to ``limit_share`` of each model's rate limits, which
+    the lanes share; ``endpoint``: where to send (None: ``OPENAI_BASE_URL``)."""
+    return score_run(
+        run_name,
+        config=config,
+        endpoint=endpoint,
+        max_cost=max_cost,
+        progress=False,
+        limit_share=limit_share,
+    )

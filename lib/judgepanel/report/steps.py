@@ -1,33 +1,128 @@
-"""The steps of a report: the runs it scores, then the call explorers and notebooks.
+"""The steps of a report, in the order one job slot runs them: the runs it scores, then the
+call explorers and notebooks, each after what it reads.
 
-Each plan is scored once: in the report's own process, one run after the other, or in
-worker processes, runs over different datasets side by side. The explorers and notebooks
-are jobs for :class:`~judgepanel.report.schedule.JobPool`, each reading the datasets of its
-run.
+Each plan is scored once (:func:`scoring_steps`). The explorers and notebooks are
+:class:`Job` s (:func:`report_steps`), each waiting for the steps that may write the
+datasets it reads (:func:`order_by_data`); :func:`in_order` is the order one slot runs
+them in, after all the scoring (:func:`score_in_order`). Running them several at a time,
+and scoring in lanes, is :mod:`judgepanel.report.schedule`'s.
 """
 
 from __future__ import annotations
 
 import shlex
-import sys
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, replace
-from multiprocessing import get_context
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 from judgepanel.core.client import RunSummary
 from judgepanel.core.config import Config, Run
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.errors import RunStopped
 from judgepanel.core.scoring import closing_note, plan_parameters
-from judgepanel.report.index import remembered
-from judgepanel.report.schedule import DataKey, Job, JobPool, order_by_data
+from judgepanel.report.index import NotebookResult, recorded_outcomes
 from judgepanel.report.timings import Timings, earlier_seconds
 from judgepanel.studies import score_run
 
+DataKey = tuple[str, str]
+"""A dataset of a profile: (profile name, dataset name)."""
 
-def scoring_steps(runs: list[Run]) -> list[Run]:
+
+@dataclass(frozen=True)
+class Job:
+    """One step of the report after scoring: a notebook of a run, or a call explorer.
+
+    Attributes:
+        index: its place in the report's order (explorers, then the runs file's
+            notebooks); results are returned in that order.
+        name: what the printed lines call it, ``run/notebook`` for a notebook.
+        reads: the datasets it reads from the store.
+        writes: whether it may send calls and so add rows for the datasets it reads.
+        after: the indexes of the jobs that must finish before it starts.
+        expected: the seconds it took last time (0 when unknown); the longest chain of
+            expected seconds starts first when several jobs are ready.
+        shown: a notebook: announced when it starts and ends, and counted in ``[i/n]``.
+    """
+
+    index: int
+    name: str
+    reads: frozenset[DataKey]
+    writes: bool = False
+    after: frozenset[int] = field(default_factory=frozenset)
+    expected: float = 0.0
+    shown: bool = True
+
+
+def order_by_data(jobs: Iterable[Job]) -> list[Job]:
+    """Make each job wait for the notebooks that may write the datasets it reads.
+
+    A writer waits only for the writers of its datasets listed before it, so the order
+    among writers is the jobs' own. A job that a writer already waits for (the call
+    explorer its page links) waits for no writer: it shows the store as the scoring left
+    it, and there is no cycle.
+    """
+    jobs = list(jobs)
+    writers = [j for j in jobs if j.writes]
+    needed = {i for w in writers for i in w.after}
+    ordered = []
+    for job in jobs:
+        after = set()
+        if job.index not in needed:
+            after = {
+                w.index
+                for w in writers
+                if w.index != job.index
+                and w.reads & job.reads
+                and (not job.writes or w.index < job.index)
+            }
+        ordered.append(replace(job, after=job.after | after))
+    return ordered
+
+
+def in_order(jobs: Sequence[Job]) -> list[Job]:
+    """The order one job slot runs ``jobs`` in: the first listed whose ``after`` jobs are
+    done, again and again (a reader waits for a writer listed after it).
+
+    Raises:
+        RuntimeError: jobs wait on each other.
+    """
+    pending, done, order = list(jobs), set(), []
+    while pending:
+        job = next((j for j in pending if j.after <= done), None)
+        if job is None:
+            stuck = ", ".join(j.name for j in pending)
+            raise RuntimeError(f"jobs waiting on each other: {stuck}")
+        pending.remove(job)
+        done.add(job.index)
+        order.append(job)
+    return order
+
+
+class Progress:
+    """The lines a report prints as its notebooks start and end, ``[i/n]`` counting the
+    shown jobs (the call explorers are not shown). The caller serialises the calls."""
+
+    def __init__(self, jobs: Iterable[Job], echo: Callable[[str], None]) -> None:
+        self._shown = sum(j.shown for j in jobs)
+        self._started = 0
+        self._ended = 0
+        self._echo = echo
+
+    def started(self, job: Job) -> None:
+        """Announce that ``job`` starts."""
+        if job.shown:
+            self._started += 1
+            self._echo(f"[{self._started}/{self._shown}] started {job.name}")
+
+    def ended(self, job: Job, result: NotebookResult | None, error: Exception | None) -> None:
+        """Announce how ``job`` ended: its seconds and ``ok``, or why it failed."""
+        if job.shown:
+            self._ended += 1
+            self._echo(f"[{self._ended}/{self._shown}] {job.name}  {_outcome(result, error)}")
+
+
+def scoring_steps(runs: Iterable[Run]) -> list[Run]:
     """The runs whose scoring the report does, in order: each plan is scored once.
 
     A dataset is planned the same way by every run that agrees on the parameters its
@@ -63,6 +158,50 @@ def read_keys(run: Run) -> frozenset[DataKey]:
     return data_keys(run) | frozenset((run.profile.name, name) for name in named)
 
 
+class Waiting(Protocol):
+    """What waits on the scoring: told how many scoring processes run, and which datasets
+    are scored (:class:`~judgepanel.report.schedule.JobPool`)."""
+
+    def scoring(self, lanes: int) -> None: ...
+
+    def scored(self, keys: Iterable[DataKey]) -> None: ...
+
+
+class NothingWaits:
+    """With one job slot the steps run after all the scoring: nothing is told."""
+
+    def scoring(self, lanes: int) -> None:
+        """Nothing runs beside the scoring."""
+
+    def scored(self, keys: Iterable[DataKey]) -> None:
+        """Nothing starts before the scoring is over."""
+
+
+def last_scoring(runs: Iterable[Run]) -> dict[DataKey, Run]:
+    """The run that scores each dataset last: its steps may start once that run is over."""
+    return {key: run for run in runs for key in data_keys(run)}
+
+
+def score_in_order(
+    config: Config,
+    runs: Sequence[Run],
+    waiting: Waiting,
+    timings: Timings,
+    endpoint: Endpoint | None = None,
+) -> None:
+    """Score ``runs`` one after the other in this process, telling ``waiting`` each dataset
+    once the last run scoring it is over (``endpoint``: None, ``OPENAI_BASE_URL``)."""
+    last = last_scoring(runs)
+    spent: dict[str, float] = {}
+    waiting.scoring(1 if runs else 0)
+    for run in runs:
+        with timings.step("scoring", run=run.name, datasets=list(run.datasets)) as record:
+            summary = score_step(config, run, spent, endpoint)
+            record.update(calls=summary.sent, planned=summary.planned, skipped=summary.skipped)
+        waiting.scored({key for key, at in last.items() if at is run})
+    waiting.scoring(0)
+
+
 def score_step(
     config: Config, run: Run, spent: dict[str, float], endpoint: Endpoint | None = None
 ) -> RunSummary:
@@ -79,7 +218,7 @@ def score_step(
     print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
     summary = score_run(run.name, config=config, endpoint=endpoint, max_cost=remaining)
     spent[profile.name] = spent.get(profile.name, 0.0) + summary.spend
-    _close_step(config, run, summary, f"profile {profile.name!r} max_cost left", remaining)
+    close_step(config, run, summary, f"profile {profile.name!r} max_cost left", remaining)
     return summary
 
 
@@ -111,9 +250,9 @@ class ReportStep:
 
 
 def report_steps(
-    chosen: list[tuple[Run, list[str]]],
+    chosen: Sequence[tuple[Run, Sequence[str]]],
     outputs: Path,
-    may_score: Callable[[Run, str], bool],
+    sends_calls: Callable[[Run, str], bool],
     *,
     explorers: bool = True,
     sends: bool = False,
@@ -121,7 +260,7 @@ def report_steps(
     """The call explorers of the one-dataset runs, then the notebooks in the runs file's
     order, each waiting for what it reads (a page links its dataset's explorer).
 
-    ``may_score(run, notebook)`` says whether a notebook sends calls when an endpoint is
+    ``sends_calls(run, notebook)`` says whether a notebook sends calls when an endpoint is
     configured; it then writes the store only if the notebooks are given an endpoint
     (``sends``). ``explorers=False`` leaves the explorers out (a report of tables only).
     """
@@ -147,7 +286,7 @@ def report_steps(
     ]
     explorer_job = {key: i for i, key in enumerate(explored)}
     for run, names in chosen:
-        earlier = remembered(outputs, run.name)
+        earlier = recorded_outcomes(outputs, run.name)
         links = set()
         if len(run.datasets) == 1 and explored:
             links.add(explorer_job[(run.profile.name, run.dataset)])
@@ -156,7 +295,7 @@ def report_steps(
                 len(steps),
                 f"{run.name}/{name}",
                 read_keys(run),
-                writes=sends and may_score(run, name),
+                writes=sends and sends_calls(run, name),
                 after=frozenset(links),
                 expected=earlier[name].seconds
                 if name in earlier
@@ -167,170 +306,7 @@ def report_steps(
     return [replace(s, job=j) for s, j in zip(steps, jobs, strict=True)]
 
 
-def score_and_release(
-    config: Config,
-    runs: list[Run],
-    pool: JobPool,
-    timings: Timings,
-    *,
-    score: bool,
-    lanes: int = 1,
-    endpoints: Sequence[Endpoint] = (),
-) -> None:
-    """Score the runs in order; a dataset's explorer and notebooks may start once the last
-    run scoring it is over.
-
-    With ``lanes`` above one, runs that write different datasets are scored side by side,
-    each in a worker process of its own (the store admits one sender per dataset, and one
-    client process keeps about one core busy against a local endpoint). A run waits for
-    every earlier run that writes one of its datasets, and a later run that writes others
-    takes a free lane meanwhile. Runs scored at once split the profile's ``max_cost`` that
-    is left: each gets an equal share of what the running ones have not reserved, over the
-    free lanes that have a run to take, so together they never exceed it.
-
-    ``endpoints``: servers that answer alike (the simulated judge servers a report starts,
-    one per lane); a lane's run is sent to the one fewest running runs use, so that one
-    server's core does not pace every lane. Empty: ``OPENAI_BASE_URL``.
-    """
-    steps = scoring_steps(runs) if score else []
-    last = {key: run for run in steps for key in data_keys(run)}
-    pool.scored(set().union(*map(data_keys, runs)) - set(last))
-    spent: dict[str, float] = {}
-    if lanes <= 1 or len(steps) <= 1:
-        pool.scoring(1 if steps else 0)
-        for run in steps:
-            with timings.step("scoring", run=run.name, datasets=list(run.datasets)) as record:
-                summary = score_step(config, run, spent, endpoints[0] if endpoints else None)
-                record.update(calls=summary.sent, planned=summary.planned, skipped=summary.skipped)
-            pool.scored({key for key, at in last.items() if at is run})
-        pool.scoring(0)
-        return
-    _score_in_lanes(config, steps, last, pool, timings, lanes, spent, endpoints)
-
-
-def _slots_taken(running: list[Run]) -> int:
-    """The cores that scoring ``running`` keeps busy: one per online run (its client), but
-    one in all for runs sent as batches, whose clients only poll while the endpoint (the
-    simulator, on this machine) answers their lines."""
-    online = sum(not _batched(run) for run in running)
-    return online + (1 if len(running) > online else 0)
-
-
-def _batched(run: Run) -> bool:
-    return run.send.batch
-
-
-def _score_in_lanes(
-    config: Config,
-    steps: list[Run],
-    last: dict[DataKey, Run],
-    pool: JobPool,
-    timings: Timings,
-    lanes: int,
-    spent: dict[str, float],
-    endpoints: Sequence[Endpoint] = (),
-) -> None:
-    """Score ``steps`` in up to ``lanes`` worker processes (see :func:`score_and_release`)."""
-    pending = list(steps)
-    running: dict[Future[RunSummary], tuple[Run, float, float | None]] = {}
-    sent_to: dict[Future[RunSummary], Endpoint | None] = {}
-    failure: BaseException | None = None
-    with ProcessPoolExecutor(max_workers=lanes, mp_context=get_context("spawn")) as workers:
-        while pending or running:
-            for run in list(pending) if failure is None else []:
-                if len(running) >= lanes:
-                    break
-                keys = data_keys(run)
-                earlier = pending[: pending.index(run)] + [r for r, _, _ in running.values()]
-                if any(keys & data_keys(other) for other in earlier):
-                    continue
-                # the free lanes that a run is left to take: the last run gets all that is left
-                sharing = min(lanes - len(running), len(pending))
-                ceiling = _lane_ceiling(run, running.values(), spent, sharing)
-                print(f"scoring {run.name} ({', '.join(run.datasets)})", flush=True)
-                busy = list(sent_to.values())
-                endpoint = min(endpoints, key=busy.count) if endpoints else None
-                # lanes send to the same models with one key: each paces to its share
-                future = workers.submit(
-                    score_in_worker, config, run.name, ceiling, 1.0 / lanes, endpoint
-                )
-                running[future] = (run, timings.now(), ceiling)
-                sent_to[future] = endpoint
-                pending.remove(run)
-            pool.scoring(_slots_taken([r for r, _, _ in running.values()]))
-            if not running:
-                break
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                run, start, ceiling = running.pop(future)
-                sent_to.pop(future)
-                timings.record("scoring", start, run=run.name, datasets=list(run.datasets)).update(
-                    _summary_fields(future)
-                )
-                try:
-                    summary = future.result()
-                    spent[run.profile.name] = spent.get(run.profile.name, 0.0) + summary.spend
-                    print(f"{run.name}: {summary.line()}", flush=True)
-                    share = f"profile {run.profile.name!r} max_cost share"
-                    _close_step(config, run, summary, share, ceiling)
-                except BaseException as exc:  # the other lane ends first; nothing new starts
-                    if failure is None:
-                        failure = exc
-                    else:  # raised below is the first; this one is printed
-                        print(f"error: {exc}", file=sys.stderr, flush=True)
-                    continue
-                pool.scored({key for key, at in last.items() if at is run})
-    pool.scoring(0)
-    if failure is not None:
-        raise failure
-
-
-def _summary_fields(future: Future[RunSummary]) -> dict[str, int]:
-    if future.exception() is not None:
-        return {}
-    summary = future.result()
-    return {"calls": summary.sent, "planned": summary.planned, "skipped": summary.skipped}
-
-
-def _lane_ceiling(
-    run: Run,
-    running: Iterable[tuple[Run, float, float | None]],
-    spent: dict[str, float],
-    free_lanes: int,
-) -> float | None:
-    """A run's share of its profile's ``max_cost``: what the finished runs spent and the
-    running ones reserved is taken off, and the rest is split over ``free_lanes`` (the
-    lanes free now that have a run left to take)."""
-    profile = run.profile
-    ceiling = profile.send.max_cost
-    if ceiling is None:
-        return None
-    reserved = sum(c or 0.0 for r, _, c in running if r.profile.name == profile.name)
-    left = max(0.0, ceiling - spent.get(profile.name, 0.0) - reserved)
-    return left / max(1, free_lanes)
-
-
-def score_in_worker(
-    config: Config,
-    run_name: str,
-    max_cost: float | None,
-    limit_share: float = 1.0,
-    endpoint: Endpoint | None = None,
-) -> RunSummary:
-    """Score one run of the parsed runs file ``config`` in a worker process (its lines are
-    printed by the report), pacing to ``limit_share`` of each model's rate limits, which
-    the lanes share; ``endpoint``: where to send (None: ``OPENAI_BASE_URL``)."""
-    return score_run(
-        run_name,
-        config=config,
-        endpoint=endpoint,
-        max_cost=max_cost,
-        progress=False,
-        limit_share=limit_share,
-    )
-
-
-def _close_step(
+def close_step(
     config: Config, run: Run, summary: RunSummary, label: str, ceiling: float | None
 ) -> None:
     """Print what a run left undone; stop the report if the run was cut short.
@@ -348,3 +324,10 @@ def _close_step(
         raise RunStopped(f"{run.name}: {note}")
     if note:
         print(note, flush=True)
+
+
+def _outcome(result: NotebookResult | None, error: Exception | None) -> str:
+    """How a job's end line reads: its seconds and ``ok``, or why it failed."""
+    if result is None:
+        return f"FAILED: {error}"
+    return f"{result.seconds:6.1f} s  " + ("ok" if result.ok else f"FAILED: {result.error}")

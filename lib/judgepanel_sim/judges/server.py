@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 import uvloop
 
-from judgepanel.report.simconfig import SimConfig
+from judgepanel.core.local_sim import SimConfig
 from judgepanel_sim.judges import responses, sse
 from judgepanel_sim.judges.batches import (
     LINES_PER_SLICE,

@@ -27,10 +27,9 @@ from judgepanel.core.client import run_calls
 from judgepanel.core.client.runner import group_key
 from judgepanel.core.config import Price
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.local_sim import SimConfig, start_sim_server
 from judgepanel.core.sendconfig import resolve_options
 from judgepanel.core.store import Store
-from judgepanel.report.launcher import start_sim_server
-from judgepanel.report.simconfig import SimConfig
 
 SIM_MAX_N = 8
 """The most choices the simulator returns per request (as Gemini's API allows)."""
