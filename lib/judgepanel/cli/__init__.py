@@ -1,0 +1,120 @@
+"""The ``judgepanel`` command: parses arguments, builds typed settings, calls the library.
+
+One module per command, each with its parser (``add_parser``, which names its handler)
+and its handler together; :data:`COMMANDS` lists them, and :func:`main` builds the parser
+from that list and dispatches to the handler the arguments name. Every command returns an
+exit code of :mod:`judgepanel.cli.exit_codes`. Nothing outside this package imports it.
+``data synth`` and ``sim-server`` belong to the embedded synthetic world
+(``judgepanel_sim``) and are forwarded to it before any parsing here
+(:mod:`judgepanel.cli.sim_server`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+
+import judgepanel.studies  # noqa: F401  (registers each study's planner)
+from judgepanel import __version__
+from judgepanel.cli import (
+    agree,
+    batch,
+    check,
+    data,
+    export,
+    fit,
+    imports,
+    listing,
+    predict,
+    report,
+    score,
+    sim_server,
+    status,
+    verify,
+    visionq,
+)
+from judgepanel.cli.common import fail
+from judgepanel.cli.exit_codes import BAD_INPUT
+from judgepanel.errors import JudgepanelError
+
+COMMANDS = (
+    data,
+    agree,
+    sim_server,
+    score,
+    fit,
+    predict,
+    status,
+    export,
+    visionq,
+    imports,
+    batch,
+    report,
+    listing,
+    check,
+    verify,
+)
+"""Every command's module, in the order ``judgepanel --help`` lists them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command of :data:`COMMANDS`."""
+    parser = argparse.ArgumentParser(
+        prog="judgepanel",
+        description="Vision-language models as judges of images: scoring, analyses, report.",
+    )
+    parser.add_argument("--version", action="version", version=f"judgepanel {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+_PATH_FIXES: tuple[tuple[type[OSError], str], ...] = (
+    (FileNotFoundError, "not found; check the path (or create what it names)"),
+    (IsADirectoryError, "is a folder where a file is expected; name the file"),
+    (NotADirectoryError, "is a file (or lies under one) where a folder is expected; name a folder"),
+    (FileExistsError, "already exists as a file where a folder is expected; name a folder"),
+    (PermissionError, "cannot be read or written (permission denied); check its permissions"),
+)
+
+
+def path_error(exc: OSError) -> str:
+    """One line for a path a command could not use: the path and the fix."""
+    name = exc.filename if exc.filename is not None else ""
+    for kind, fix in _PATH_FIXES:
+        if isinstance(exc, kind):
+            return f"{name}: {fix}" if name else f"{exc.strerror or exc}; {fix}"
+    return f"{name}: {exc.strerror or exc}" if name else str(exc)
+
+
+def run_guarded(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run ``command``; when the reader of its output leaves early (``status | head``),
+    end with ``BAD_INPUT`` and no traceback, as Python's documentation advises for pipes.
+    A library error no command catches itself ends the same way, as its message alone on
+    one line, and so does a path that is missing, unreadable or of the wrong kind
+    (:func:`path_error`)."""
+    try:
+        code = command(args)
+        sys.stdout.flush()  # a closed pipe shows here rather than at interpreter exit
+    except JudgepanelError as exc:
+        return fail(exc)
+    except BrokenPipeError:
+        # What is still buffered goes nowhere instead of failing again at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BAD_INPUT
+    except OSError as exc:  # a path given that is missing, unreadable or of the wrong kind
+        return fail(path_error(exc))
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``judgepanel ARGS``: the exit code of the command ``argv`` names."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if sim_server.forwarded(argv):
+        return sim_server.forward(argv)
+    args = build_parser().parse_args(argv)
+    args.argv = argv  # the exact command, repeated in the hint to resume a stopped run
+    return run_guarded(args.handler, args)
