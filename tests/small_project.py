@@ -199,7 +199,8 @@ def shared_report(project: SmallProject) -> Path:
     with an endpoint and a key in the environment (the key is :data:`SECRET`, which no page
     or table may show).
     """
-    from judgepanel.cli import build_parser, report_command
+    from judgepanel.cli import build_parser
+    from judgepanel.cli.report import report_command
 
     def build(root: Path) -> None:
         outputs = root / "outputs"

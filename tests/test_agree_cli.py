@@ -1,6 +1,6 @@
 """``judgepanel agree`` end to end on the small scored project: text and ``--json`` per
 judge (QWK, alpha, Spearman, bias, repeatability, the alt-test with epsilon and metric
-named), the people's reliability beside them; bad input is one line and exit code 2."""
+named), the people's reliability beside them; bad input is one line and exit code 1."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import pytest
 
 from judgepanel.cli import main
-from judgepanel.cli_data import EXIT_BAD_INPUT
+from judgepanel.cli.exit_codes import BAD_INPUT
 
 FAMILIES = ["aurora", "basalt", "cobalt", "dune", "ember"]
 
@@ -71,7 +71,7 @@ def test_too_few_images_per_annotator_is_said_not_failed(small_project, capsys):
         (["--store-dataset", "nosuch"], "no holistic or dimension answers under dataset 'nosuch'"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(small_project, capsys, change, message):
+def test_bad_input_is_one_line_and_exit_1(small_project, capsys, change, message):
     args = _args(small_project, "para")
     flag = change[0]
     at = args.index(flag) if flag in args else None
@@ -79,7 +79,7 @@ def test_bad_input_is_one_line_and_exit_2(small_project, capsys, change, message
         args += change
     else:
         args[at + 1] = change[1]
-    assert main(args) == EXIT_BAD_INPUT
+    assert main(args) == BAD_INPUT
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err and "\n" not in err
 
@@ -102,7 +102,7 @@ def test_answers_from_elsewhere_agree_as_the_store_they_came_from(small_project,
     for name in FAMILIES:
         assert read["judges"][name]["qwk"] == stored["judges"][name]["qwk"]
         assert read["judges"][name]["alt_test"] == stored["judges"][name]["alt_test"]
-    assert main([*from_file[:3], "--answers", str(tmp_path / "none.csv")]) == EXIT_BAD_INPUT
+    assert main([*from_file[:3], "--answers", str(tmp_path / "none.csv")]) == BAD_INPUT
     assert "none.csv: answers file not found" in capsys.readouterr().err
 
 

@@ -18,8 +18,8 @@ from test_rubric_data import MIXED, write
 from judgepanel.claims.rows import Family
 from judgepanel.claims.wording import prose_problems
 from judgepanel.cli import main
-from judgepanel.cli_agree import _answers_calls
-from judgepanel.cli_data import EXIT_BAD_INPUT
+from judgepanel.cli.agree import _answers_calls
+from judgepanel.cli.exit_codes import BAD_INPUT
 from judgepanel.core.frames import read_calls
 from judgepanel.core.rubric import load_rubric
 from judgepanel.datasets import load_dataset
@@ -130,7 +130,7 @@ def test_question_restricts_and_pooling_is_the_alt_test_of_image_dimension_pairs
 
 def test_pooling_needs_a_dimension(small_project, capsys):
     argv = _args(small_project, "para", "--pool-dimensions", "--question", "holistic")
-    assert main(argv) == EXIT_BAD_INPUT
+    assert main(argv) == BAD_INPUT
     assert "--pool-dimensions pools dimensions" in capsys.readouterr().err
 
 
@@ -230,7 +230,7 @@ def test_without_an_overall_rating_every_dimension_is_still_compared(study, caps
     info = _json([*argv, "--json"], capsys)
     assert list(info["questions"]) == ["asymmetry", "border"] and "mapping" not in info
     assert "qwk" not in info["judges"]["lynx"]  # no holistic entry at the top
-    assert main([*argv, "--question", "holistic"]) == EXIT_BAD_INPUT
+    assert main([*argv, "--question", "holistic"]) == BAD_INPUT
     assert "needs an overall rating, and this dataset has none" in capsys.readouterr().err
     inputs = agreement.study_inputs(
         ds, _calls_of(argv, ds, rubric_file), ds.name, rubric=load_rubric(rubric_file)
@@ -253,7 +253,7 @@ def _calls_of(argv: list[str], ds, rubric_file: Path) -> pd.DataFrame:
 )
 def test_a_question_the_study_cannot_ask_is_one_line(study, capsys, question, message):
     _, _, argv = study()
-    assert main([*argv, "--question", question]) == EXIT_BAD_INPUT
+    assert main([*argv, "--question", question]) == BAD_INPUT
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err and "\n" not in err
 
@@ -263,7 +263,7 @@ def test_a_range_off_the_integer_grid_is_said_not_compared(study, capsys):
     info = _json([*argv, "--json"], capsys)
     assert list(info["questions"]) == ["border"]
     assert "runs 0.5-5.5, not between two integers" in info["not_compared"]["asymmetry"]
-    assert main([*argv, "--dimension", "asymmetry"]) == EXIT_BAD_INPUT
+    assert main([*argv, "--dimension", "asymmetry"]) == BAD_INPUT
     assert "not between two integers" in capsys.readouterr().err
 
 

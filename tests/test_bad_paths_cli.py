@@ -1,5 +1,6 @@
 # ruff: noqa: E501 (the table of cases reads best one case a line)
-"""Every command, given a bad path, ends with one line naming it and no traceback.
+"""Every command, given a bad path, ends with one line naming it, no traceback and the exit
+code of bad input (1).
 
 The commands are listed from the parser itself (``build_parser``), so a new command or
 path argument without a case here fails :func:`test_every_path_argument_has_a_case`. Each
@@ -22,6 +23,7 @@ import pytest
 from release_files import write_generic
 
 from judgepanel.cli import build_parser, main
+from judgepanel.cli.exit_codes import BAD_INPUT
 from judgepanel.core.paths import project_root
 
 RUBRIC = project_root() / "rubric"
@@ -199,7 +201,7 @@ def test_a_bad_path_is_one_line_naming_it(good, tmp_path, capsys, monkeypatch, c
                 path.chmod(0o700)
         err = capsys.readouterr().err
         lines = [line for line in err.splitlines() if line.strip()]
-        assert code not in (0, None), f"{command} {argument} ({what}) succeeded: {err}"
+        assert code == BAD_INPUT, f"{command} {argument} ({what}) exited {code}: {err}"
         assert "Traceback" not in err
         assert len(lines) == 1 and str(path) in lines[0], f"{command} {argument} ({what}): {err}"
 
@@ -216,7 +218,7 @@ def test_out_naming_an_existing_file_is_one_line_without_a_traceback(good, tmp_p
         [sys.executable, "-m", "judgepanel.cli", *argv],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
     )  # fmt: skip
-    assert done.returncode != 0
+    assert done.returncode == BAD_INPUT
     assert "Traceback" not in done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and str(taken) in lines[0] and "folder" in lines[0], done.stderr

@@ -335,13 +335,13 @@ def test_expired_batches_failed_lines_and_unreadable_answers_are_sent_again(
 def test_a_batch_that_fails_validation_stops_the_run_and_loses_nothing(
     world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from judgepanel.cli import EXIT_ABORTED
+    from judgepanel.cli.exit_codes import ABORTED
 
     store = tmp_path / "store.sqlite"
     rf = runs_file(tmp_path, world, store)
     with start_sim_server(SimConfig(batch_invalid=True)) as server:
         code = score(monkeypatch, server.base_url, rf, "--batch")
-    assert code == EXIT_ABORTED
+    assert code == ABORTED
     with Store(store, readonly=True) as s:
         chunks = BatchBook(s).chunks(open_only=False)
         assert s.count() == 0 and s.batched().calls == 0
@@ -353,7 +353,7 @@ def test_a_batch_that_fails_validation_stops_the_run_and_loses_nothing(
 def test_the_ceiling_holds_in_batch_mode(
     world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    from judgepanel.cli import EXIT_BUDGET
+    from judgepanel.cli.exit_codes import BUDGET
 
     ledger = tmp_path / "ledger.jsonl"
     store = tmp_path / "store.sqlite"
@@ -361,7 +361,7 @@ def test_the_ceiling_holds_in_batch_mode(
     ceiling = 0.004
     with start_sim_server(SimConfig(ledger=ledger)) as server:
         code = score(monkeypatch, server.base_url, rf, "--batch", "--max-cost", str(ceiling))
-        assert code == EXIT_BUDGET
+        assert code == BUDGET
         with Store(store, readonly=True) as s:
             first = s.count()
             assert 0 < first < 64 and s.spend() <= ceiling

@@ -2,7 +2,7 @@
 
 Text and ``--json`` output for each format (EVA, PARA, the generic ``ratings`` format,
 AVA, AADB, KonIQ-10k, SPAQ, LAPIS); a bad path, a bad ``--dataset`` and a malformed
-file are one line on stderr and exit code 2.
+file are one line on stderr and exit code 1.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from release_files import write_ava, write_generic, write_koniq
 from test_datasets_eva_para import _para_frame, write_eva, write_para
 
 from judgepanel.cli import main
-from judgepanel.cli_data import EXIT_BAD_INPUT
+from judgepanel.cli.exit_codes import BAD_INPUT
 
 
 def _write_para(root: Path) -> Path:
@@ -98,9 +98,9 @@ def test_splits_and_licence_are_shown(tmp_path, capsys):
         ("vab:{tmp}", "kind 'vab' has no per-image human ratings"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, spec, expected):
+def test_bad_input_is_one_line_and_exit_1(tmp_path, capsys, spec, expected):
     code, out, err = _describe(capsys, "--dataset", spec.format(tmp=tmp_path))
-    assert code == EXIT_BAD_INPUT == 2 and out == ""
+    assert code == BAD_INPUT == 1 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: ") and expected in err
 
 
@@ -110,7 +110,7 @@ def test_a_malformed_file_names_its_line(tmp_path, capsys):
     lines[2] += " 7"
     (root / "AVA.txt").write_text("\n".join(lines) + "\n")
     code, _, err = _describe(capsys, "--dataset", f"ava:{root}")
-    assert code == 2 and "AVA.txt" in err and "line 3" in err and err.count("\n") == 1
+    assert code == BAD_INPUT and "AVA.txt" in err and "line 3" in err and err.count("\n") == 1
 
 
 def test_the_installed_command_runs_as_a_user_would(tmp_path):
@@ -130,7 +130,7 @@ def test_the_installed_command_runs_as_a_user_would(tmp_path):
         text=True,
         check=False,
     )
-    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.returncode == BAD_INPUT and bad.stdout == ""
     assert bad.stderr.count("\n") == 1 and "koniq10k_distributions_sets.csv" in bad.stderr
     assert "Traceback" not in bad.stderr
 
@@ -165,6 +165,6 @@ def test_describe_with_the_seed_rubric_maps_its_dimensions(tmp_path, capsys):
     assert by["colour"]["column"] is None
     assert by["colour"]["ceiling_reason"] == "no attribute of the dataset validates it"
     assert main(["data", "describe", "--dataset", f"ratings:{root}", "--rubric", "nowhere"]) == (
-        EXIT_BAD_INPUT
+        BAD_INPUT
     )
     assert "nowhere: no rubric file or folder" in capsys.readouterr().err

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgepanel.cli import export_command, status_command
+from judgepanel.cli.export import export_command
+from judgepanel.cli.status import status_command
 from judgepanel.core.budget import request_bound
 from judgepanel.core.calls import KEY_FIELDS, CallKey, key_digest
 from judgepanel.core.config import Price, load_config

@@ -16,6 +16,7 @@ from release_forms import para_giaa_ratings, write_cadb, write_live, write_para_
 from test_datasets_eva_para import EVA_HEADER, write_eva, write_para
 
 from judgepanel.cli import main
+from judgepanel.cli.exit_codes import BAD_INPUT
 from judgepanel.datasets import Dataset, DatasetError, load_dataset
 from judgepanel.stats.ceiling_choice import data_ceiling
 
@@ -165,8 +166,8 @@ def test_describe_reads_labels_alone(tmp_path, capsys):
     mos = next(a for a in info["attributes"] if a["column"] == "mos")
     assert mos["ceiling_method"] == "summary_ctt" and mos["ceiling"] < 0.999
     argv = ["data", "describe", "--dataset", f"koniq:{root}", "--option", "mos_scale=1-5"]
-    assert main(argv) == 2 and "not numbers in 1-5" in capsys.readouterr().err
-    assert main([*argv[:-1], "nope=1"]) == 2
+    assert main(argv) == BAD_INPUT and "not numbers in 1-5" in capsys.readouterr().err
+    assert main([*argv[:-1], "nope=1"]) == BAD_INPUT
     assert "KEY one of missing_images, mos_scale, sd_scale" in capsys.readouterr().err
 
 

@@ -14,7 +14,7 @@ import yaml
 from PIL import Image
 from test_scoring_cli import jp_inline
 
-from judgepanel.cli import EXIT_BUDGET, EXIT_ERROR, EXIT_OK
+from judgepanel.cli.exit_codes import BAD_INPUT, BUDGET, OK
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.studies.common.combiners import gb_combiner
@@ -111,7 +111,7 @@ def test_a_crafted_pickle_is_refused_and_never_runs(tmp_path: Path, monkeypatch,
     code = jp_inline(monkeypatch, "http://127.0.0.1:9/v1", "predict", "--model", str(bad),
                      "--images", str(images), "--out", str(tmp_path / "s.csv"))  # fmt: skip
     err = capsys.readouterr().err
-    assert code == EXIT_ERROR and "not a judgepanel model file" in err and "pickle" in err
+    assert code == BAD_INPUT and "not a judgepanel model file" in err and "pickle" in err
     assert not target.exists() and not (tmp_path / "s.csv").exists()
     # the same object inside a zip of arrays, as an object array, is refused as well
     inside = tmp_path / "inside.npz"
@@ -242,7 +242,7 @@ def test_fit_then_predict_a_folder_of_new_images(
     url = sim_server.base_url
     model_path = tmp_path / "model.npz"
     assert jp_inline(monkeypatch, url, "fit", "--run", "t-eva", "--runs-file", str(runs),
-                     "--arm", "H+P_gb", "--out", str(model_path)) == EXIT_OK  # fmt: skip
+                     "--arm", "H+P_gb", "--out", str(model_path)) == OK  # fmt: skip
     out = capsys.readouterr().out
     assert "fitted H+P_gb on 30 labelled images of eva" in out and "precision@10%" in out
     model = load_model(model_path)
@@ -261,12 +261,12 @@ def test_fit_then_predict_a_folder_of_new_images(
     scores_csv = tmp_path / "scores.csv"
     args = ("predict", "--model", str(model_path), "--images", str(folder), "--out",
             str(scores_csv), "--no-progress")  # fmt: skip
-    assert jp_inline(monkeypatch, url, *args, "--dry-run") == EXIT_OK
+    assert jp_inline(monkeypatch, url, *args, "--dry-run") == OK
     out = capsys.readouterr().out
     per_image = 3 * (3 + 5 * 1)
     assert f"{4 * per_image} calls planned" in out and f"{4 * per_image} to send, 0 already" in out
     assert "upper bound" in out and "nothing was sent" in out and not scores_csv.exists()
-    assert jp_inline(monkeypatch, url, *args) == EXIT_OK
+    assert jp_inline(monkeypatch, url, *args) == OK
     out = capsys.readouterr().out
     assert "wrote 4 images" in out and "4 scored" in out
     shift = pd.read_csv(tmp_path / "scores.shift.csv")
@@ -285,12 +285,12 @@ def test_fit_then_predict_a_folder_of_new_images(
     refit = gb_combiner().fit(model.arrays["train_X"], model.arrays["train_y"])
     np.testing.assert_allclose(table["score"].astype(float), refit.predict(X), atol=1e-12)
     # a rerun sends nothing; the training folder reuses the training calls
-    assert jp_inline(monkeypatch, url, *args, "--dry-run") == EXIT_OK
+    assert jp_inline(monkeypatch, url, *args, "--dry-run") == OK
     assert f"0 to send, {4 * per_image} already stored" in capsys.readouterr().out
     train_root = tmp_path / "synth" / "synth-eva"
     again = ("predict", "--model", str(model_path), "--dataset", f"eva:{train_root}", "--out",
              str(tmp_path / "train.csv"), "--dry-run")  # fmt: skip
-    assert jp_inline(monkeypatch, url, *again) == EXIT_OK
+    assert jp_inline(monkeypatch, url, *again) == OK
     out = capsys.readouterr().out
     assert "store dataset eva)" in out
     assert f"{10 * per_image} to send, {30 * per_image} already stored" in out
@@ -302,7 +302,7 @@ def test_fit_then_predict_a_folder_of_new_images(
         Image.new("RGB", (160, 120), (8 * i, 8 * i, 8 * i)).save(odd / f"dark_{i}.png")
     odd_args = ("predict", "--model", str(model_path), "--images", str(odd), "--out",
                 str(tmp_path / "odd.csv"), "--no-progress")  # fmt: skip
-    assert jp_inline(monkeypatch, url, *odd_args) == EXIT_OK
+    assert jp_inline(monkeypatch, url, *odd_args) == OK
     out = capsys.readouterr().out
     assert "warning: the new images differ from the training images in" in out
     shifted = pd.read_csv(tmp_path / "odd.shift.csv")
@@ -312,7 +312,7 @@ def test_fit_then_predict_a_folder_of_new_images(
     tiny = ("predict", "--model", str(model_path), "--images", str(_new_images(
         tmp_path / "more", scene, n=2)), "--out", str(tmp_path / "more.csv"), "--no-progress",
         "--max-cost", "0.0000001")  # fmt: skip
-    assert jp_inline(monkeypatch, url, *tiny) == EXIT_BUDGET
+    assert jp_inline(monkeypatch, url, *tiny) == BUDGET
     capsys.readouterr()
     more = pd.read_csv(tmp_path / "more.csv", keep_default_na=False)
     assert (more["score"] == "").all() and more["failed_calls"].str.contains("not sent").all()
@@ -321,13 +321,13 @@ def test_fit_then_predict_a_folder_of_new_images(
     batched = ("predict", "--model", str(model_path), "--images", str(tmp_path / "more"),
                "--out", str(tmp_path / "more.csv"), "--no-progress", "--batch",
                "--batch-poll", "0.05")  # fmt: skip
-    assert jp_inline(monkeypatch, url, *batched) == EXIT_OK
+    assert jp_inline(monkeypatch, url, *batched) == OK
     capsys.readouterr()
     more = pd.read_csv(tmp_path / "more.csv", keep_default_na=False)
     assert more["complete"].astype(str).eq("True").all() and (more["score"] != "").all()
 
     # a model that does not match what would be sent is refused, naming the difference
-    assert jp_inline(monkeypatch, url, *args, "--models", "aurora=sim-aurora-v2") == EXIT_ERROR
+    assert jp_inline(monkeypatch, url, *args, "--models", "aurora=sim-aurora-v2") == BAD_INPUT
     assert "model id of aurora: fitted on sim-aurora-v1" in capsys.readouterr().err
     tampered = DeployedModel({**m, "rubric_sha256": "0" * 64,
                               "prompt_hashes": {**m["prompt_hashes"], "holistic": "f" * 64}},
@@ -336,7 +336,7 @@ def test_fit_then_predict_a_folder_of_new_images(
     code = jp_inline(monkeypatch, url, "predict", "--model", str(bad), "--images", str(folder),
                      "--out", str(tmp_path / "t.csv"))  # fmt: skip
     err = capsys.readouterr().err
-    assert code == EXIT_ERROR and "rubric SHA-256" in err and "prompt holistic" in err
+    assert code == BAD_INPUT and "rubric SHA-256" in err and "prompt holistic" in err
     assert not (tmp_path / "t.csv").exists()
 
 

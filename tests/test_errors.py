@@ -51,12 +51,15 @@ def test_the_internal_list_names_existing_classes():
 def test_the_command_line_reports_an_uncaught_library_error_as_one_line(capsys):
     import argparse
 
-    from judgepanel.cli import EXIT_ERROR, _quiet_on_closed_pipe
+    from judgepanel.cli import guarded
+    from judgepanel.cli.exit_codes import BAD_INPUT
     from judgepanel.datasets import DatasetError
 
     def command(args: argparse.Namespace) -> int:
         raise DatasetError("ratings.csv, line 4: score 'x' is not a number")
 
-    assert _quiet_on_closed_pipe(command, argparse.Namespace()) == EXIT_ERROR
+    with guarded() as outcome:
+        outcome.code = command(argparse.Namespace())
+    assert outcome.code == BAD_INPUT
     err = capsys.readouterr().err
     assert err == "error: ratings.csv, line 4: score 'x' is not a number\n"

@@ -4,14 +4,16 @@ Rules (DESIGN.md, "The layers, and what each may import"): ``stats``, ``claims``
 ``datasets`` stand alone; ``core`` may use ``stats`` and ``datasets``; the studies use
 ``core``, ``stats``, ``claims`` and ``datasets``; ``report`` uses ``core``, ``stats``,
 ``claims`` and the studies, and reads no dataset itself; the
-command line sits on top and nothing imports ``cli``. A study (``judgepanel.studies.<X>``)
+command line (the package ``judgepanel.cli``, a module per command) sits on top and nothing
+outside it imports any of its modules. A study (``judgepanel.studies.<X>``)
 may import ``judgepanel.studies.common`` but never another study, and ``common`` imports no
 study; the ``judgepanel.studies`` package itself imports every study's planner to register
 it. Analysis modules read tidy frames and never touch the client, the store or the scoring
 (a study's ``plan`` and ``run`` modules, and the shared ``*_plan`` modules, do that for
 them); no study's ``run`` module imports the client. Every layer may import
 ``judgepanel.errors``, the error base, which imports nothing. ``judgepanel`` never imports
-the synthetic world, except the command line forwarding to its two commands. An import
+the synthetic world, except the command line's ``sim_server`` module forwarding to its two
+commands. An import
 inside a function is allowed only for the optional heavy parts listed here.
 """
 
@@ -24,10 +26,12 @@ import pytest
 
 LIB = Path(__file__).resolve().parents[1] / "lib"
 PACKAGES = ("judgepanel", "judgepanel_sim")
+CLI = "judgepanel.cli"
+"""The command line: a package on top of every layer, one module per command."""
 
 ALLOWED_LOCAL = {
     # the synthetic world is optional and heavy: loaded only when its commands run
-    ("judgepanel.cli", "judgepanel_sim.cli"),
+    (f"{CLI}.sim_server", "judgepanel_sim.cli"),
     ("judgepanel_sim.cli", "judgepanel_sim.world.world"),
     ("judgepanel_sim.cli", "judgepanel_sim.judges.server"),
     ("judgepanel_sim.cli", "judgepanel_sim.pool"),
@@ -215,8 +219,33 @@ def test_a_study_importing_another_study_is_refused(tmp_path):
     ]
 
 
-def test_nothing_imports_the_command_line():
-    assert [m for m, deps in GRAPH.items() if any(t == "judgepanel.cli" for t, _ in deps)] == []
+def test_the_command_line_is_a_package_of_modules():
+    assert MODULES[CLI].name == "__init__.py"
+    assert {f"{CLI}.score", f"{CLI}.report", f"{CLI}.exit_codes"} <= set(MODULES)
+    assert not [m for m in MODULES if m.startswith("judgepanel.cli_")]  # no module beside it
+
+
+def test_nothing_outside_the_command_line_imports_it():
+    users = sorted(
+        (m, t)
+        for m, deps in GRAPH.items()
+        if not _within(m, CLI)
+        for t, _ in deps
+        if _within(t, CLI)
+    )
+    assert users == []
+
+
+def test_an_import_of_any_command_module_is_seen(tmp_path):
+    # The walk resolves an import of the package, of a command module and of a name in one.
+    source = tmp_path / "fake.py"
+    source.write_text(
+        "import judgepanel.cli\n"
+        "from judgepanel.cli import score\n"
+        "from judgepanel.cli.report import report_command\n"
+    )
+    found = {t for t, _ in _imports("judgepanel.report.fake", source)}
+    assert found == {CLI, f"{CLI}.score", f"{CLI}.report"}
 
 
 def test_the_library_never_imports_the_synthetic_world():
@@ -227,7 +256,7 @@ def test_the_library_never_imports_the_synthetic_world():
         for t, _ in deps
         if t.startswith("judgepanel_sim")
     )
-    assert users == ["judgepanel.cli"]
+    assert users == [f"{CLI}.sim_server"]
 
 
 def test_analysis_modules_read_frames_not_the_store_or_the_client():

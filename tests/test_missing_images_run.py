@@ -16,7 +16,8 @@ import pytest
 import yaml
 from test_scoring_cli import jp_inline, write_eva, write_runs_file
 
-from judgepanel.cli import build_parser, report_request
+from judgepanel.cli import build_parser
+from judgepanel.cli.report import report_request
 from judgepanel.core.config import ConfigError, load_config
 from judgepanel.core.preflight import check_dataset
 from judgepanel.core.store import Store

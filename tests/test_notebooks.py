@@ -19,7 +19,8 @@ import yaml
 from report_checks import assert_reads_well
 from small_project import SECRET
 
-from judgepanel.cli import build_parser, report_command
+from judgepanel.cli import build_parser
+from judgepanel.cli.report import report_command
 from judgepanel.report.execute import execute_notebook
 from judgepanel.report.index import write_index
 from judgepanel.stats import bh

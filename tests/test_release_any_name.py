@@ -14,6 +14,7 @@ import pytest
 from release_files import spaq_frame, write_ava, write_koniq, write_lapis, write_spaq
 from release_forms import write_spaq_csv
 
+from judgepanel.cli.exit_codes import BAD_INPUT
 from judgepanel.datasets import DatasetError, load_dataset
 
 
@@ -40,7 +41,8 @@ def test_spaq_exported_as_mos_scores_csv_is_read(tmp_path: Path) -> None:
         info = json.loads(done.stdout)
         assert (info["n_images"], info["n_on_disk"]) == (6, 6)
         assert f"read {path.name}" in info["notes"]
-    assert describe(f"spaq:{root}").returncode == 2  # the folder still wants the author's name
+    # the folder still wants the author's name
+    assert describe(f"spaq:{root}").returncode == BAD_INPUT
 
 
 def test_spaq_workbook_renamed_is_read(tmp_path: Path) -> None:
@@ -76,7 +78,7 @@ def test_a_renamed_file_of_another_kind_names_the_columns(tmp_path: Path) -> Non
     root = write_koniq(tmp_path / "koniq")
     wrong = root / "koniq10k_distributions_sets.csv"
     done = describe(f"spaq:{wrong}")
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.returncode == BAD_INPUT and done.stderr.count("\n") == 1, done.stderr
     assert str(wrong) in done.stderr and "SPAQ's scores file has the columns" in done.stderr
     with pytest.raises(DatasetError, match=r"no SPAQ scores file; .* give the scores file's"):
         load_dataset("spaq", str(tmp_path / "nowhere.csv"))

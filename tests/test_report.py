@@ -11,7 +11,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from judgepanel.cli import EXIT_STOPPED, build_parser, report_command
+from judgepanel.cli import build_parser
+from judgepanel.cli.exit_codes import RUN_STOPPED
+from judgepanel.cli.report import report_command
 from judgepanel.core.config import load_config
 from judgepanel.core.store import Store
 from judgepanel.report import nbtools
@@ -147,7 +149,7 @@ def test_report_score_shares_the_profile_ceiling(sim_server, tmp_path: Path, mon
     work = tmp_path / "work"
     args = scoring_report(work, eva, ceiling, lanes=1)
     # (--only that matches no notebook is an error now; scoring stops before any notebook)
-    assert report_command(args) == EXIT_STOPPED
+    assert report_command(args) == RUN_STOPPED
     said = capsys.readouterr().err
     assert re.search("r-b: the budget stopped the run \\(profile 'p' max_cost", said)
     with Store(work / "store.sqlite", readonly=True) as store:
@@ -186,7 +188,7 @@ def test_runs_scored_side_by_side_split_the_ceiling(
             assert a["calls"] == b["calls"] > 0
             full = a["calls"]
         else:
-            assert report_command(args) == EXIT_STOPPED
+            assert report_command(args) == RUN_STOPPED
             said = capsys.readouterr().err
             assert re.search(r"the budget stopped the run \(profile 'p' max_cost share", said)
         with Store(work / "store.sqlite", readonly=True) as store:

@@ -58,10 +58,12 @@ def test_one_job_slot_reaches_papermill_in_a_few_frames(tmp_path: Path, monkeypa
     assert len(StackEngine.stacks) == 2  # 00_scoring and 01_mtmm_validity, in this thread
     for stack in StackEngine.stacks:
         frames = judgepanel_frames(stack)
-        at = frames.index(("execute.py", "run_report"))
-        assert [name for _, name in frames[at:]] == ["run_report", "execute", "execute_notebook"]
-        # before it, only the command line's own frames (its dispatch and checks)
-        assert all(file.startswith("cli") or "cli" in file for file, _ in frames[:at]), frames
+        assert frames == [
+            ("report.py", "report_command"),
+            ("execute.py", "run_report"),
+            ("execute.py", "execute"),
+            ("execute.py", "execute_notebook"),
+        ]
     printed = capsys.readouterr().out
     assert "[1/2] started r-b/00_scoring" in printed and "[2/2] r-b/01_mtmm_validity" in printed
 

@@ -13,7 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgepanel.cli import build_parser, check_command, main, parse_overrides, report_command
+from judgepanel.cli import build_parser, main
+from judgepanel.cli.check import check_command
+from judgepanel.cli.report import parse_overrides, report_command
 from judgepanel.core.config import load_config
 from judgepanel.report import nbtools
 from judgepanel.report.page import path_replacements, render_page, scrub_paths

@@ -14,6 +14,7 @@ from release_files import CARD, generic_ratings, write_generic
 from test_rubric_data import MIXED, write
 
 from judgepanel.cli import main
+from judgepanel.cli.exit_codes import BAD_INPUT
 from judgepanel.core.rubric import load_rubric
 from judgepanel.datasets import load_dataset
 from judgepanel.studies.agreement import agreement_data
@@ -46,7 +47,7 @@ def test_ratings_attribute_may_validate_any_rubric_dimension(tmp_path: Path, cap
     assert "asymmetry            sharpness" in out and "per-rater split-half" in out
     assert "names dimension 'texture', which this rubric does not have" in out
     bad = write(tmp_path, "dimensions: {}\n", "bad.yaml")
-    assert main([*args[:-1], str(bad)]) == 2
+    assert main([*args[:-1], str(bad)]) == BAD_INPUT
     assert "bad.yaml" in capsys.readouterr().err
 
 

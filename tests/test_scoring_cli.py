@@ -16,7 +16,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from judgepanel.cli import EXIT_ABORTED, EXIT_BUDGET
+from judgepanel.cli.exit_codes import ABORTED, BUDGET
 from judgepanel.core.calls import seed_from_key
 from judgepanel.core.config import ScoringDesign
 from judgepanel.core.parsing import parse_score
@@ -249,7 +249,7 @@ def test_budget_stop_has_its_own_exit_code(sim_server, tmp_path: Path, monkeypat
         "--no-progress",
     )  # fmt: skip
     err = capsys.readouterr().err
-    assert code == EXIT_BUDGET
+    assert code == BUDGET
     assert "budget stopped the run" in err
     from judgepanel.core.store import Store
 
@@ -274,7 +274,7 @@ def test_the_store_ceiling_holds_across_resumes(sim_server, tmp_path: Path, monk
     store = tmp_path / "store.sqlite"
     counts = []
     for _ in range(3):
-        assert jp_inline(monkeypatch, sim_server.base_url, *args, "--max-cost", "1") == EXIT_BUDGET
+        assert jp_inline(monkeypatch, sim_server.base_url, *args, "--max-cost", "1") == BUDGET
         err = capsys.readouterr().err
         assert "the budget stopped the run (--max-cost $1.0000, --max-total-cost $0.0045)" in err
         assert f"resume (with a higher ceiling) with: judgepanel {' '.join(args)}" in err
@@ -303,7 +303,7 @@ def test_an_outage_stops_with_the_command_to_resume(
     args = ("score", "--run", "t-eva", "--runs-file", str(runs), "--no-progress")
     down = jp_inline(monkeypatch, "http://127.0.0.1:9/v1", *args, "--max-attempts", "2")
     err = capsys.readouterr().err
-    assert down == EXIT_ABORTED
+    assert down == ABORTED
     assert "the run stopped early: http://127.0.0.1:9/v1 is unreachable" in err
     assert "connection error after 2 attempts" in err
     assert f"resume with: judgepanel {' '.join(args)} --max-attempts 2" in err

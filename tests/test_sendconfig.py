@@ -129,7 +129,7 @@ def test_values_are_layered_defaults_profile_run_command_line_with_their_sources
         ["score", "--run", "demo-eva", "--runs-file", str(path), "--samples-per-request", "2",
          "--no-batch", "--base-url", "http://127.0.0.1:9/v1"]
     )  # fmt: skip
-    from judgepanel.cli import score_request
+    from judgepanel.cli.score import score_request
 
     send = resolve_settings(score_request(args)).send
     assert (send.samples_per_request, send.batch, send.concurrency) == (2, False, 8)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgepanel.cli import export_command, status_command
+from judgepanel.cli.export import export_command
+from judgepanel.cli.status import status_command
 from judgepanel.core.calls import KEY_FIELDS, CallKey
 from judgepanel.core.store import SCHEMA_VERSION, CallResult, Store, StoreError
 

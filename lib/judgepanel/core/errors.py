@@ -1,5 +1,5 @@
-"""The errors library code raises where a command would stop; only the command line (``cli``,
-``cli_batch``, ``cli_data``) turns them into exit codes and one-line messages.
+"""The errors library code raises where a command would stop; only the command line
+(``judgepanel.cli``) turns them into exit codes and one-line messages.
 
 Library code never exits: a function that cannot go on raises a :class:`JudgepanelError`
 (or one of the module errors that predate it), so that a notebook, a test or another

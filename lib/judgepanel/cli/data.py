@@ -1,29 +1,26 @@
 """``judgepanel data describe``: what a rated-image dataset holds, and its noise ceiling.
 
-``data synth`` belongs to the synthetic world and is forwarded to it by ``cli.main``;
-``data describe`` is parsed here and calls :mod:`judgepanel.core.describe`. Bad input (a
-malformed ``--dataset``, a missing folder, a malformed file) is one line on stderr and
-exit code 2, as argparse answers a bad argument.
+``data synth`` belongs to the synthetic world and is forwarded to it before parsing
+(:mod:`judgepanel.cli.sim_server`); ``data describe`` is parsed here and calls
+:mod:`judgepanel.core.describe`. Bad input (a malformed ``--dataset``, a missing folder, a
+malformed file or rubric) is one line on stderr and bad input's exit code.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from collections.abc import Callable
 from typing import Any
 
+from judgepanel.cli.common import SubParsers, print_info
 from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import describe_dataset, describe_lines, parse_dataset_spec
 from judgepanel.core.rubric import RubricError, load_rubric
 from judgepanel.datasets import DatasetError
 from judgepanel.datasets.kinds import get_kind
 
-EXIT_BAD_INPUT = 2
 
-
-def add_data_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: SubParsers) -> None:
+    """``data`` and its two subcommands (``synth`` listed for its help only)."""
     data = sub.add_parser(
         "data", help="describe a rated dataset; synthetic datasets (`data synth --help`)"
     )
@@ -63,23 +60,7 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     describe.add_argument("--splits", type=int, default=100, help="splits of the ceiling")
     describe.add_argument("--resamples", type=int, default=200, help="resamples of its interval")
     describe.add_argument("--seed", type=int, default=0, help="seed of splits and resamples")
-
-
-def print_info(
-    compute: Callable[[], dict[str, Any]],
-    lines: Callable[[dict[str, Any]], list[str]],
-    as_json: bool,
-    errors: tuple[type[Exception], ...],
-) -> int:
-    """Print what ``compute`` returns as JSON or as ``lines``; on ``errors``, one line on
-    stderr and exit code 2 (the shared ending of ``data describe`` and ``agree``)."""
-    try:
-        info = compute()
-    except errors as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    print(json.dumps(info, indent=2) if as_json else "\n".join(lines(info)))
-    return 0
+    data.set_defaults(handler=data_command)
 
 
 def loader_options(kind: str, pairs: list[str]) -> dict[str, Any]:
@@ -101,7 +82,7 @@ def loader_options(kind: str, pairs: list[str]) -> dict[str, Any]:
 
 
 def data_command(args: argparse.Namespace) -> int:
-    """``judgepanel data describe``; exit 0, or 2 on bad input."""
+    """``judgepanel data describe``; exit 0, or bad input with one line on stderr."""
 
     def compute() -> dict[str, Any]:
         kind, root = parse_dataset_spec(args.dataset)

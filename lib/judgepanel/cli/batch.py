@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from judgepanel.cli.common import SubParsers, fail, split
+from judgepanel.cli.exit_codes import OK
 from judgepanel.core.batch.offline import OfflineImportError, export_lines, import_lines
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client.outcome import ClientError
@@ -16,7 +17,8 @@ from judgepanel.core.settings import ScoreRequest, ScoreSettings, resolve_settin
 from judgepanel.core.store import Store, StoreError
 
 
-def add_batch_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: SubParsers) -> None:
+    """``batch export`` and ``batch import``."""
     p = sub.add_parser(
         "batch",
         help="batch files for servers without a batch API (vllm run-batch)",
@@ -45,16 +47,16 @@ def add_batch_parser(sub: argparse._SubParsersAction) -> None:
         default=default_of("max_reasks"),
         help="an unreadable answer is exported again this many times at most",
     )
+    p.set_defaults(handler=batch_command)
 
 
 def _settings(run: str, args: argparse.Namespace, **extra: object) -> ScoreSettings:
-    families = tuple(f.strip() for f in (getattr(args, "families", None) or "").split(",") if f)
     return resolve_settings(
         ScoreRequest(
             run=run,
             runs_file=args.runs_file,
             store=args.store,
-            families=families,
+            families=split(getattr(args, "families", None)),
             **extra,  # type: ignore[arg-type]
         )
     )
@@ -65,13 +67,13 @@ def _plan(settings: ScoreSettings) -> list[CallSpec]:
 
 
 def batch_command(args: argparse.Namespace) -> int:
+    """``judgepanel batch export|import``; exit 0, or bad input with one line on stderr."""
     try:
         if args.what == "export":
             return _export(args)
         return _import(args)
     except (ConfigError, ClientError, StoreError, OfflineImportError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return fail(exc)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -86,7 +88,7 @@ def _export(args: argparse.Namespace) -> int:
     )
     if len(got.models) > 1:
         print("note: the lines name several models; a vLLM server answers its own model only")
-    return 0
+    return OK
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -111,4 +113,4 @@ def _import(args: argparse.Namespace) -> int:
     )
     for note in got.notes:
         print(f"note: {note}")
-    return 0
+    return OK

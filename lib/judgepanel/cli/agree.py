@@ -11,12 +11,14 @@ first says where a rubric scale is the default or differs from the data
 (:mod:`judgepanel.core.scales`). Everything comes from
 :mod:`judgepanel.studies.agreement`. Bad input (a malformed ``--dataset``, a missing
 store, a store without answers for the dataset's images, a question the dataset and
-rubric do not share) is one line on stderr and exit code 2.
+rubric do not share, a missing or malformed rubric or answers file) is one line on stderr
+and bad input's exit code (:mod:`judgepanel.cli.exit_codes`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import tempfile
 from pathlib import Path
@@ -24,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgepanel.cli_data import print_info
+from judgepanel.cli.common import SubParsers, print_info
 from judgepanel.core.answers_file import RUBRIC_KINDS, import_answers
 from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import parse_dataset_spec
@@ -41,7 +43,8 @@ DEFAULT_EPSILON = 0.1
 """The alt-test's allowance for crowd annotators (the authors' guidance; README)."""
 
 
-def add_agree_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: SubParsers) -> None:
+    """``agree`` and its flags."""
     agree = sub.add_parser(
         "agree",
         help="each judge family against the people, per dimension: agreement, "
@@ -101,6 +104,7 @@ def add_agree_parser(sub: argparse._SubParsersAction) -> None:
         "the compared dimensions (each dimension's answers on its attribute's range first)",
     )
     agree.add_argument("--json", action="store_true", help="machine-readable output")
+    agree.set_defaults(handler=agree_command)
 
 
 def _store_key(calls: pd.DataFrame, images: set[str], wanted: str | None, store: Path) -> str:
@@ -217,6 +221,84 @@ def _asked(data: Dataset, rubric: Rubric, wanted: list[str] | None) -> list[agre
     return found
 
 
+def _calls(
+    args: argparse.Namespace, data: Dataset, rubric: Rubric, images: set[str]
+) -> tuple[pd.DataFrame, str]:
+    """The judges' calls to compare, from the answers file or the store, and their
+    dataset key."""
+    if args.answers is not None:
+        return _answers_calls(args.answers, data, rubric)
+    if not args.store.is_file():
+        raise ConfigError(f"{args.store}: no such store file")
+    calls = read_calls(args.store)
+    return calls, _store_key(calls, images, args.store_dataset, args.store)
+
+
+@dataclasses.dataclass
+class _Compared:
+    """What the questions compared gave: per question its facts, per judge its entries,
+    the questions left out and why, and each compared question's inputs."""
+
+    questions: dict[str, Any] = dataclasses.field(default_factory=dict)
+    judges: dict[str, Any] = dataclasses.field(default_factory=dict)
+    not_compared: dict[str, str] = dataclasses.field(default_factory=dict)
+    inputs: list[agreement.AgreementData] = dataclasses.field(default_factory=list)
+
+
+def _compare(
+    asked: list[agreement.Question],
+    data: Dataset,
+    calls: pd.DataFrame,
+    key: str,
+    rubric: Rubric,
+    args: argparse.Namespace,
+) -> _Compared:
+    """Every asked question compared; one that cannot be is said, unless it was named
+    (or is the only, holistic, one), which stops the command."""
+    named = bool(args.question)
+    done = _Compared()
+    for q in asked:
+        try:
+            inputs = agreement.agreement_data(data, calls, key, rubric=rubric, question=q.key)
+        except ValueError as exc:
+            if named or (q.key == agreement.HOLISTIC and len(asked) == 1):
+                raise
+            done.not_compared[q.key] = str(exc)  # said in the output, the rest still compared
+            continue
+        done.inputs.append(inputs)
+        facts, entries = _question_report(inputs, args)
+        done.questions[q.key] = {"label": q.label, "attribute": q.attribute, **facts}
+        for name, entry in entries.items():
+            judge = done.judges.setdefault(name, {})
+            if q.key == agreement.HOLISTIC:
+                judge.update(entry)
+            judge.setdefault("questions", {})[q.key] = entry
+    if not done.inputs:
+        raise agreement.AgreementError(
+            "no question could be compared: " + "; ".join(done.not_compared.values())
+        )
+    return done
+
+
+def _pooled(done: _Compared, args: argparse.Namespace) -> dict[str, Any]:
+    """The alt-test pooled over the compared dimensions: its facts, and each judge's
+    result added to its entry."""
+    pooled_over = [d for d in done.inputs if d.question != agreement.HOLISTIC]
+    rated = [d for d in pooled_over if d.humans is not None]
+    tests = agreement.pooled_alt_tests(
+        pooled_over, epsilon=args.epsilon, metric=args.metric, q=args.q,
+        min_items=args.min_items,
+    )  # fmt: skip
+    for name in done.judges:
+        res = tests.get(name, "no compared dimension has rater ids" if not rated else None)
+        done.judges[name]["pooled"] = {"alt_test": _alt_entry(res, args)}
+    return {
+        "dimensions": [d.question for d in rated],
+        "mapping": agreement.pooled_mapping(rated, args.metric) if rated else None,
+        "skipped": "" if rated else "no compared dimension has rater ids",
+    }
+
+
 def agree_report(args: argparse.Namespace) -> dict[str, Any]:
     """Everything ``agree`` prints, as one JSON-ready object: per question its map and
     people, per judge its entry for each question (the holistic one also at the judge's
@@ -232,49 +314,19 @@ def agree_report(args: argparse.Namespace) -> dict[str, Any]:
         raise agreement.AgreementError(
             "--pool-dimensions pools dimensions, and no dimension is compared here"
         )
-    if args.answers is not None:
-        calls, key = _answers_calls(args.answers, data, rubric)
-    else:
-        if not args.store.is_file():
-            raise ConfigError(f"{args.store}: no such store file")
-        calls = read_calls(args.store)
-        key = _store_key(calls, images, args.store_dataset, args.store)
+    calls, key = _calls(args, data, rubric, images)
     source = Path(args.answers).name if args.answers is not None else ""
     notes = scale_notes(rubric, data, store_ranges(calls, key, rubric.sha256), source)
-    named = bool(args.question)
-    questions: dict[str, Any] = {}
-    judges: dict[str, Any] = {}
-    not_compared: dict[str, str] = {}
-    compared: list[agreement.AgreementData] = []
-    for q in asked:
-        try:
-            inputs = agreement.agreement_data(data, calls, key, rubric=rubric, question=q.key)
-        except ValueError as exc:
-            if named or (q.key == agreement.HOLISTIC and len(asked) == 1):
-                raise
-            not_compared[q.key] = str(exc)  # said in the output, the rest still compared
-            continue
-        compared.append(inputs)
-        facts, entries = _question_report(inputs, args)
-        questions[q.key] = {"label": q.label, "attribute": q.attribute, **facts}
-        for name, entry in entries.items():
-            judge = judges.setdefault(name, {})
-            if q.key == agreement.HOLISTIC:
-                judge.update(entry)
-            judge.setdefault("questions", {})[q.key] = entry
-    if not compared:
-        raise agreement.AgreementError(
-            "no question could be compared: " + "; ".join(not_compared.values())
-        )
+    done = _compare(asked, data, calls, key, rubric, args)
     info: dict[str, Any] = {
         "dataset": key,
         "kind": kind,
         "rubric": rubric.name or rubric.source,
-        "questions": questions,
-        "not_compared": not_compared,
+        "questions": done.questions,
+        "not_compared": done.not_compared,
         "notes": notes,
     }
-    holistic = questions.get(agreement.HOLISTIC)
+    holistic = done.questions.get(agreement.HOLISTIC)
     if holistic is not None:  # the holistic question's facts at the top, as before
         info.update(
             n_images=holistic["n_images"],
@@ -282,22 +334,9 @@ def agree_report(args: argparse.Namespace) -> dict[str, Any]:
             human_reliability=holistic["human_reliability"],
             skipped=holistic["skipped"],
         )
-    pooled_over = [d for d in compared if d.question != agreement.HOLISTIC]
     if args.pool_dimensions:
-        rated = [d for d in pooled_over if d.humans is not None]
-        tests = agreement.pooled_alt_tests(
-            pooled_over, epsilon=args.epsilon, metric=args.metric, q=args.q,
-            min_items=args.min_items,
-        )  # fmt: skip
-        info["pooled"] = {
-            "dimensions": [d.question for d in rated],
-            "mapping": agreement.pooled_mapping(rated, args.metric) if rated else None,
-            "skipped": "" if rated else "no compared dimension has rater ids",
-        }
-        for name in judges:
-            res = tests.get(name, "no compared dimension has rater ids" if not rated else None)
-            judges[name]["pooled"] = {"alt_test": _alt_entry(res, args)}
-    info["judges"] = judges
+        info["pooled"] = _pooled(done, args)
+    info["judges"] = done.judges
     return info
 
 
@@ -373,7 +412,7 @@ def agree_lines(info: dict[str, Any]) -> list[str]:
 
 
 def agree_command(args: argparse.Namespace) -> int:
-    """``judgepanel agree``; exit 0, or 2 on bad input."""
+    """``judgepanel agree``; exit 0, or bad input with one line on stderr."""
 
     def compute() -> dict[str, Any]:
         if not 0.0 <= args.epsilon < 1.0 or not 0.0 < args.q < 1.0:
