@@ -53,6 +53,8 @@ def test_schema_kinds_are_the_loaders_kinds():
 def _defaults(kind: str) -> tuple[tuple[str, str], ...]:
     """The options an entry of ``kind`` resolves to when it names none: a rated kind's
     ``missing_images`` policy, ``error``."""
+    if kind == "pairs":
+        return (("pairs", "pairs.csv"), ("rated", None), ("missing_images", "error"))
     return (("missing_images", "error"),) if kind in IMAGE_KINDS else ()
 
 
@@ -76,6 +78,7 @@ KEYS = (
     {kind: "kind, root" for kind in DATASET_KINDS}
     | {kind: "kind, root, missing_images" for kind in IMAGE_KINDS}
     | {"visionq": "kind, root, questions, eligible"}
+    | {"pairs": "kind, root, pairs, rated, missing_images"}
 )
 """The keys a dataset entry of each kind takes, as an error lists them."""
 
