@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.datasets import Dataset
+from judgepanel.datasets.pairs import PairLabels
+from judgepanel.studies.pairwise.parameters import PairwiseParameters
 
 HOLISTIC = "holistic"
 """The prompt name of the whole-image question (its attribute is the overall rating)."""
@@ -156,3 +158,44 @@ def label_pairs(
     out["human"] = np.select([out["diff"] > 0, out["diff"] < 0], ["a", "b"], "tie")
     out["decided"] = (out["diff"].abs() > z * out["se_diff"]).to_numpy(bool)  # NaN: False
     return out
+
+
+def paired_images(data: PairLabels, params: PairwiseParameters) -> Dataset:
+    """The rated images a run pairs: ``pair_images`` of them stratified by the human mean
+    (seed ``pair_sample_seed``), as the scoring designs sample, or all of them.
+
+    Raises:
+        ValueError: ``data`` is people's own pairs, not a rated dataset.
+    """
+    if data.rated is None:
+        raise ValueError(f"{data.root}: a pairs file, not a rated dataset to pair")
+    if params.pair_images is None:
+        return data.rated
+    return data.rated.sample(params.pair_images, params.pair_sample_seed)
+
+
+def study_pairs(
+    data: PairLabels, params: PairwiseParameters, *, limit_images: int | None = None
+) -> pd.DataFrame:
+    """The pairs a run asks: sampled from a rated dataset (:func:`sample_pairs` at
+    ``pairs_per_image``, seeded by ``pair_sample_seed``), or each unordered pair of a
+    pairs file once, in the order first seen; ``limit_images`` keeps the first images.
+
+    Returns:
+        ``pair_id``, ``image_a``, ``image_b``.
+    """
+    if data.rated is not None:
+        ids = paired_images(data, params).images["image_id"].astype(str).tolist()
+        if limit_images is not None:
+            ids = ids[:limit_images]
+        return sample_pairs(ids, params.pairs_per_image, params.pair_sample_seed)
+    table = data.pairs[["image_a", "image_b"]].astype(str)
+    if limit_images is not None:
+        keep = set(data.images["image_id"].astype(str).head(limit_images))
+        table = table[table["image_a"].isin(keep) & table["image_b"].isin(keep)]
+    if table.empty:
+        return pd.DataFrame(columns=["pair_id", "image_a", "image_b"])
+    key = table.apply(lambda r: "|".join(sorted((r["image_a"], r["image_b"]))), axis=1)
+    table = table[~key.duplicated()].reset_index(drop=True)
+    table.insert(0, "pair_id", table["image_a"] + "|" + table["image_b"])
+    return table
