@@ -13,6 +13,7 @@ import base64
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from sklearn.linear_model import LogisticRegression
@@ -20,12 +21,20 @@ from test_pairwise_library import bt_design
 
 from judgepanel.core.config import load_config
 from judgepanel.core.endpoint import Endpoint
-from judgepanel.core.frames import read_calls
+from judgepanel.core.frames import read_calls, score_table
 from judgepanel.core.paths import project_root
 from judgepanel.core.prompts import load_rubric
 from judgepanel.core.scoring import score_run
 from judgepanel.datasets.pairs import load_pairs
 from judgepanel.stats.bradley_terry import DEFAULT_ALPHA
+from judgepanel.studies.pairwise.analysis import (
+    accuracy_table,
+    adaptive_vs_random,
+    billed,
+    equal_calls,
+    equal_calls_table,
+    panel_table,
+)
 from judgepanel.studies.pairwise.choices import (
     bradley_terry_scores,
     choices_from_calls,
@@ -34,6 +43,7 @@ from judgepanel.studies.pairwise.choices import (
 from judgepanel.studies.pairwise.parameters import PairwiseParameters
 from judgepanel.studies.pairwise.plan import plan_pairs
 from judgepanel.studies.pairwise.sampling import label_pairs, study_pairs
+from judgepanel.studies.pairwise.verdicts import adaptive_claims, equal_calls_claims, panel_claim
 from judgepanel_sim.judges.families import FAMILIES
 from judgepanel_sim.judges.handlers import SimRequest, find_handler
 from judgepanel_sim.judges.protocol import ImageView
@@ -59,7 +69,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
                         "kind": "pairs",
                         "root": str(root / "synth" / "synth-eva"),
                         "rated": "eva",
-                    }
+                    },
+                    "eva": {"kind": "eva", "root": str(root / "synth" / "synth-eva")},
                 },
                 "families": {f: FAMILIES[f].model_id for f in JUDGES},
                 "predeclared": list(JUDGES),
@@ -67,16 +78,17 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 "max_cost": 5.0,
             }
         },
-        "scoring": {},
+        "scoring": {"eva": {"holistic_k": 4, "dimension_r": 0, "temperature": 0.3}},
         "prices": main["prices"],
         "parameters": {"n_resamples": 200, "seed": 0},
         "runs": {
+            "scores": {"profile": "test", "dataset": "eva", "notebooks": []},
             "pairs": {
                 "profile": "test",
                 "dataset": "eva-pairs",
                 "notebooks": [],
                 "parameters": PARAMS,
-            }
+            },
         },
     }
     (root / "runs.yaml").write_text(yaml.safe_dump(runs, sort_keys=False))
@@ -180,3 +192,50 @@ def test_scored_from_a_run_resumably_and_within_the_budget(project, sim_server, 
     assert np.abs(lr.coef_[0] - bt.to_numpy()).max() < 1e-6
     mean = data.rated.images.set_index("image_id")["mean_score"].reindex(ids)
     assert np.corrcoef(bt.to_numpy(), mean.to_numpy())[0, 1] > 0.3
+
+
+def test_the_analyses_compare_comparisons_with_scores_at_equal_calls(
+    project, sim_server, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
+    runs_file = project / "runs.yaml"
+    for run in ("scores", "pairs"):
+        score_run(
+            run, runs_file=runs_file, endpoint=Endpoint.at(sim_server.base_url), progress=False
+        )
+    config = load_config(runs_file)
+    store = config.profiles["test"].store
+    data = _data(project)
+    params = PairwiseParameters(**PARAMS)
+    pairs = study_pairs(data, params)
+    calls = read_calls(store, "eva-pairs")
+    scored = read_calls(store, "eva")
+    choices = choices_from_calls(calls, pairs)
+    human = data.rated.images.set_index("image_id")["mean_score"]
+    human.index = human.index.astype(str)
+    ids = human.index.tolist()
+    labelled = pd.concat(
+        [label_pairs(pairs, data.rated, q).assign(question=q) for q in ("holistic", "composition")]
+    )
+    acc = accuracy_table(choices, labelled, ids, n_resamples=200, seed=0)
+    assert set(acc["question"]) == {"holistic", "composition"} and len(acc) == 2 * len(JUDGES)
+    assert ((acc["acc_low"] <= acc["accuracy"]) & (acc["accuracy"] <= acc["acc_high"])).all()
+    assert (acc["accuracy"] > 0.5).mean() > 0.5
+
+    c = equal_calls(params.orders, params.pairs_per_image)
+    assert c == 4
+    scores = score_table(scored, "eva")
+    table = equal_calls_table(
+        choices, scores, human, c, billed(calls, scored, c), n_resamples=200, seed=0
+    )
+    assert table["judge"].tolist() == sorted(JUDGES) and (table["usd_pairs"] > 0).all()
+    assert np.allclose(table["delta"], table["rho_pairs"] - table["rho_scores"])
+    claims = equal_calls_claims(table, "eva")
+    assert [cl.id for cl in claims] == [f"pairs-vs-scores:{j}" for j in sorted(JUDGES)]
+    assert all(cl.family == "pairwise/equal-calls" and "billed" in cl.note for cl in claims)
+
+    adaptive = adaptive_vs_random(choices, human, n_resamples=200, seed=0)
+    assert (adaptive["pairs"] > 0).all() and len(adaptive_claims(adaptive, "eva")) == len(JUDGES)
+    panel = panel_table(choices, scores, human, c, n_resamples=200, seed=0)
+    assert panel_claim(panel, "eva").id == "panel-pairs-vs-scores"
+    assert panel["rho_pairs"].iloc[0] > 0.3
