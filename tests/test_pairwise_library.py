@@ -16,10 +16,14 @@ import pytest
 from release_files import write_generic
 from sklearn.linear_model import LogisticRegression
 
+from judgepanel.core.prompts import load_rubric
 from judgepanel.datasets import DatasetError, get_kind, load_ratings
 from judgepanel.datasets.pairs import load_pairs
 from judgepanel.stats.bradley_terry import fit_bradley_terry
 from judgepanel.studies.pairwise import human_noise, label_pairs, sample_pairs
+from judgepanel.studies.pairwise.parameters import PairwiseParameters
+from judgepanel.studies.pairwise.plan import questions
+from judgepanel.studies.pairwise.sampling import study_pairs
 
 GOOD = "image_a,image_b,winner,rater\np1,p2,a,r1\np2,p3,B,r1\np1,p3,tie,r2\n"
 
@@ -141,3 +145,15 @@ def test_pair_table_keeps_sampled_columns():
     pairs = sample_pairs(["x", "y", "z"], 2)
     assert list(pairs.columns) == ["pair_id", "image_a", "image_b"]
     assert isinstance(pairs, pd.DataFrame) and len(pairs) == 3
+
+
+def test_a_pairs_file_is_asked_each_unordered_pair_once(tmp_path):
+    data = load_pairs(_pairs_folder(tmp_path / "mine", GOOD + "p2,p1,b,r3\n"))
+    pairs = study_pairs(data, PairwiseParameters())
+    assert pairs["pair_id"].tolist() == ["p1|p2", "p2|p3", "p1|p3"]
+    assert questions(load_rubric(), ["composition"]) == [
+        ("holistic", ""),
+        ("dimension", "composition"),
+    ]
+    with pytest.raises(ValueError, match="not in the rubric"):
+        questions(load_rubric(), ["sharpness"])
