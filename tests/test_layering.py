@@ -275,7 +275,7 @@ def test_analysis_modules_read_frames_not_the_store_or_the_client():
     runs = [
         m for m, p in MODULES.items() if m.startswith("judgepanel.studies.") and p.name == "run.py"
     ]
-    assert len(runs) == 3
+    assert len(runs) == 4
     assert {m: [t for t, _ in GRAPH[m] if t == "judgepanel.core.client"] for m in runs} == {
         m: [] for m in runs
     }

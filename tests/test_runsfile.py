@@ -50,19 +50,24 @@ def test_schema_kinds_are_the_loaders_kinds():
     )
 
 
-def _defaults(kind: str) -> tuple[tuple[str, str], ...]:
+def _defaults(kind: str, rated: str | None = None) -> tuple[tuple[str, str | None], ...]:
     """The options an entry of ``kind`` resolves to when it names none: a rated kind's
-    ``missing_images`` policy, ``error``."""
+    ``missing_images`` policy, ``error``; a ``pairs`` entry's file and rated source."""
+    if kind == "pairs":
+        return (("pairs", "pairs.csv"), ("rated", rated), ("missing_images", "error"))
     return (("missing_images", "error"),) if kind in IMAGE_KINDS else ()
 
 
 def test_the_project_datasets_are_their_entries_resolved():
     """Each dataset of the committed runs file is its entry's kind and root, nothing more
-    (a rated kind's ``missing_images`` at its default)."""
+    (a rated kind's ``missing_images`` at its default, a ``pairs`` entry's rated source)."""
     base = project_root()
     expected = {
         (profile, name): DatasetRef(
-            name, entry["kind"], base / entry["root"], options=_defaults(entry["kind"])
+            name,
+            entry["kind"],
+            base / entry["root"],
+            options=_defaults(entry["kind"], entry.get("rated")),
         )
         for profile, spec in yaml.safe_load(RUNS)["profiles"].items()
         for name, entry in spec["datasets"].items()
@@ -76,6 +81,7 @@ KEYS = (
     {kind: "kind, root" for kind in DATASET_KINDS}
     | {kind: "kind, root, missing_images" for kind in IMAGE_KINDS}
     | {"visionq": "kind, root, questions, eligible"}
+    | {"pairs": "kind, root, pairs, rated, missing_images"}
 )
 """The keys a dataset entry of each kind takes, as an error lists them."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from judgepanel.core.calls import AnswerError
-from judgepanel.studies.vab.parse import parse_answer
+from judgepanel.studies.common.choice_parse import parse_answer
 
 
 @pytest.mark.parametrize(

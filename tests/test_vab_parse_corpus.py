@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from judgepanel.core.calls import AnswerError
-from judgepanel.studies.vab.parse import LETTERS, parse_answer
+from judgepanel.studies.common.choice_parse import LETTERS, parse_answer
 
 CORPUS: list[dict] = yaml.safe_load(
     (Path(__file__).parent / "data" / "vab_answers.yaml").read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from judgepanel.core.calls import AnswerError
-from judgepanel.studies.vab.parse import LETTERS
+from judgepanel.studies.common.choice_parse import LETTERS
 from judgepanel.studies.vab.position import accuracy_by_gold_slot, position_by_slot
 from judgepanel.studies.vab.predictions import predictions_from_store
 from judgepanel.studies.vab.protocol import (

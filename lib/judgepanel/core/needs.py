@@ -131,6 +131,7 @@ NEEDS: dict[str, Check] = {
     "sham_variant": _sham,
     "vab_sets": _kind("vab"),
     "visionq_questions": _kind("visionq"),
+    "pairs_dataset": _kind("pairs"),
 }
 """Every need a notebook may declare, with its check."""
 

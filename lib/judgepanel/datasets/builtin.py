@@ -13,6 +13,7 @@ from judgepanel.datasets.kinds import DatasetKind, Key, register_kind
 from judgepanel.datasets.koniq import load_koniq
 from judgepanel.datasets.lapis import load_lapis
 from judgepanel.datasets.live import load_live_wild
+from judgepanel.datasets.pairs import load_pairs
 from judgepanel.datasets.para import load_para
 from judgepanel.datasets.ratings import load_ratings
 from judgepanel.datasets.spaq import load_spaq
@@ -173,5 +174,21 @@ register_kind(
         },
         scored=False,
         noun="questions",
+    )
+)
+register_kind(
+    DatasetKind(
+        "pairs",
+        load_pairs,
+        "tasks",
+        summary="Pairs: ``images.csv`` and ``pairs.csv`` (image_a, image_b, winner, rater), "
+        "or a rated dataset to pair (``rated: KIND``).",
+        keys={
+            "pairs": Key(str, "pairs.csv", doc="the pairwise labels under root"),
+            "rated": Key(str | None, doc="pair the rated dataset of this kind under root"),
+            **MISSING,
+        },
+        scored=False,
+        noun="pairs",
     )
 )

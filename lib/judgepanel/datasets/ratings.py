@@ -58,7 +58,7 @@ def load_ratings(root: str | Path, *, missing_images: str = "error") -> Dataset:
         raise DatasetError(f"{root}: not a folder (expected {CARD_FILE}, {IMAGES_FILE}, ...)")
     card = read_card(require_file(root / CARD_FILE, f"the dataset card ({CARD_FILE})"))
     listed = require_file(root / IMAGES_FILE, "the image list")
-    images = _images(listed, card.images, missing_images)
+    images = image_list(listed, card.images, missing_images)
     attributes = {a.name: a for a in card.attributes}
     have_ratings = (root / RATINGS_FILE).is_file()
     if not have_ratings and not (root / SUMMARY_FILE).is_file():
@@ -91,7 +91,9 @@ def load_ratings(root: str | Path, *, missing_images: str = "error") -> Dataset:
     return apply_policy(ds, missing_images)
 
 
-def _images(path: Path, image_root: Path, policy: str = "error") -> pd.DataFrame:
+def image_list(path: Path, image_root: Path, policy: str = "error") -> pd.DataFrame:
+    """``images.csv``: ``image_id`` and ``path`` (under ``image_root``, made absolute),
+    optional ``split`` and ``group``; ids unique, files on disk as ``policy`` says."""
     raw = read_table(path, ["image_id", "path"], ["split", "group"])
     ids = ["image_id"]
     fail_unless_unique(path, raw, "image_id")

@@ -103,6 +103,7 @@ class Handler(Protocol):
 
 REGISTRY: list[str] = [
     # Task-specific handlers first (one line each), e.g. "judgepanel_sim.judges.vab:VabHandler".
+    "judgepanel_sim.judges.pairwise:PairwiseHandler",  # before VAB: a pair asked "which of the two"
     "judgepanel_sim.judges.vab:VabHandler",
     "judgepanel_sim.judges.visionq:VisionQHandler",
     "judgepanel_sim.judges.anyrubric:AnyRubricHandler",  # dimensions the seed lacks

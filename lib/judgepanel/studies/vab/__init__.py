@@ -1,6 +1,7 @@
 """The VAB set-comparison study: prompts and orders, answer parsing, analyses, score-then-rank."""
 
 from judgepanel.datasets.vab import image_table
+from judgepanel.studies.common.choice_parse import KINDS, ShownAnswer, parse_answer
 from judgepanel.studies.vab.accuracy import accuracy_table, compare_judges, size_degradation
 from judgepanel.studies.vab.columns import GOLD_COLUMNS, METRICS, PRED_COLUMNS
 from judgepanel.studies.vab.imports import (
@@ -8,7 +9,6 @@ from judgepanel.studies.vab.imports import (
     load_predictions,
     read_official_results,
 )
-from judgepanel.studies.vab.parse import KINDS, ShownAnswer, parse_answer
 from judgepanel.studies.vab.position import (
     accuracy_by_gold_slot,
     position_by_slot,

@@ -10,8 +10,8 @@ import json
 
 import pandas as pd
 
+from judgepanel.studies.common.choice_parse import KINDS
 from judgepanel.studies.vab.columns import GOLD_COLUMNS, PRED_COLUMNS
-from judgepanel.studies.vab.parse import KINDS
 from judgepanel.studies.vab.protocol import Order, VabAnswer, order_labels, task_orders
 
 

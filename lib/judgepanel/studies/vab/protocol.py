@@ -40,7 +40,7 @@ import pandas as pd
 from judgepanel.core.calls import CallSpec, PromptSpec, make_spec
 from judgepanel.core.prompts import bytes_data_url, messages_hash
 from judgepanel.datasets.vab import image_mime
-from judgepanel.studies.vab.parse import KINDS, LETTERS, parse_answer
+from judgepanel.studies.common.choice_parse import KINDS, LETTERS, parse_answer
 
 Order = tuple[int, ...]
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.studies.common.choice_parse import KINDS, LETTERS
 from judgepanel.studies.vab.columns import METRICS
-from judgepanel.studies.vab.parse import KINDS, LETTERS
 from judgepanel.studies.vab.predictions import gold_table
 from judgepanel.studies.vab.rankers import FUSED, PANEL, RANK_PREFIX, is_ranker
 from judgepanel.studies.vab.scores import chance_rate

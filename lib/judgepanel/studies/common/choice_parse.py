@@ -1,4 +1,8 @@
-"""Reading a judge's answer to a VAB set-comparison prompt.
+"""Reading a judge's choice among lettered images: VAB's set comparisons, the pairwise study.
+
+The parser was written for VAB's prompts (its kinds keep VAB's names) and is shared by
+every study that asks a judge to pick one of several lettered images: the pairwise study
+reads its answers with :func:`parse_best`.
 
 The reference harness reads the FIRST ``BEST:`` (upper case, colon attached) followed by
 one letter. That is right for the format it asks for, but it cannot read markdown
@@ -26,7 +30,7 @@ A letter must be in range for the set size. For single-field prompts (Top-1, Bot
 line is also accepted.
 
 Letters here are SHOWN letters (slot letters). Mapping them back to the original images is
-the protocol's job (:func:`judgepanel.studies.vab.protocol.to_original`).
+the asking study's job (VAB's ``protocol.to_original``).
 """
 
 from __future__ import annotations
@@ -221,3 +225,14 @@ def parse_answer(text: str, kind: str, k: int) -> ShownAnswer:
     if kind == "vab_top1":
         return ShownAnswer(letter, None)
     return ShownAnswer(None, letter)
+
+
+def parse_best(text: str, k: int = 2) -> str:
+    """The slot letter a judge named best among ``k`` images (a Top-1 answer).
+
+    Raises:
+        AnswerError: as :func:`parse_answer` for ``vab_top1``.
+    """
+    best = parse_answer(text, "vab_top1", k).best
+    assert best is not None
+    return best
