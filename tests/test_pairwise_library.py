@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import choix
 import numpy as np
 import pandas as pd
 import pytest
@@ -128,6 +129,22 @@ def test_bradley_terry_equals_scikit_learn(alpha):
         C=1 / alpha, fit_intercept=False, tol=1e-12, max_iter=10_000, solver="newton-cholesky"
     ).fit(x, label, sample_weight=np.r_[y, 1 - y])
     assert np.abs(lr.coef_[0] - fit.scores).max() < 1e-6
+
+
+@pytest.mark.parametrize("alpha", [0.05, 1.0])
+def test_bradley_terry_equals_choix(alpha):
+    """choix's penalised fit, fed each win twice and a tie once in each direction (half a
+    win each, so its likelihood is twice ours) with the penalty alpha (twice ours, halved)."""
+    n, a, b, y = _comparisons()
+    fit = fit_bradley_terry(n, a, b, y, alpha=alpha)
+    data = []
+    for first, second, share in zip(a, b, y, strict=True):
+        if share == 0.5:
+            data += [(first, second), (second, first)]
+        else:
+            data += [(first, second) if share == 1 else (second, first)] * 2
+    theirs = choix.opt_pairwise(n, data, alpha=alpha, method="Newton-CG", tol=1e-12)
+    assert np.abs(theirs - fit.scores).max() < 1e-6
 
 
 def test_bradley_terry_orders_items_by_their_wins_and_checks_input():
