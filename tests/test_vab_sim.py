@@ -94,7 +94,7 @@ def test_three_image_prompts_get_parseable_answers(sim_server, tasks, api_key):
 
 def test_judges_beat_chance_and_show_their_slot_pull(sim_server, tasks, tmp_path, api_key):
     panel = {f: ALL[f] for f in ("aurora", "basalt", "cobalt", "ember")}
-    specs = plan_calls(tasks, panel, kinds=("vab_top1",), balanced=False)
+    specs = plan_calls(tasks, panel, questions=("vab_top1",), balanced=False)
     with Store(tmp_path / "vab.sqlite") as store:
         summary = run_calls(
             specs,
@@ -123,7 +123,7 @@ def test_judges_beat_chance_and_show_their_slot_pull(sim_server, tasks, tmp_path
 
 def test_handler_matches_only_labelled_multi_image_comparisons(tasks):
     task = tasks.loc[tasks.n_images == 4].head(1)
-    spec = plan_calls(task, {"aurora": ALL["aurora"]}, kinds=("vab_tb1",), balanced=False)[0]
+    spec = plan_calls(task, {"aurora": ALL["aurora"]}, questions=("vab_tb1",), balanced=False)[0]
     req = _request(spec)
     handler = VabHandler()
     assert handler.matches(req)
@@ -135,7 +135,7 @@ def test_handler_matches_only_labelled_multi_image_comparisons(tasks):
 
 def test_malformed_answers_mix_unreadable_and_tolerable(tasks):
     task = tasks.loc[tasks.n_images == 3].head(1)
-    spec = plan_calls(task, {"aurora": ALL["aurora"]}, kinds=("vab_tb1",), balanced=False)[0]
+    spec = plan_calls(task, {"aurora": ALL["aurora"]}, questions=("vab_tb1",), balanced=False)[0]
     handler = VabHandler()
     readable, unreadable = 0, set()
     for seed in range(60):

@@ -8,7 +8,7 @@ from judgepanel.studies.vab.imports import (
     load_predictions,
     read_official_results,
 )
-from judgepanel.studies.vab.parse import KINDS, ShownAnswer, parse_answer
+from judgepanel.studies.vab.parse import QUESTIONS, ShownAnswer, parse_answer
 from judgepanel.studies.vab.position import (
     accuracy_by_gold_slot,
     position_by_slot,
@@ -82,7 +82,6 @@ __all__ = [
     "ABOVE_CHANCE",
     "FUSED",
     "GOLD_COLUMNS",
-    "KINDS",
     "LIKE_FOR_LIKE",
     "METRICS",
     "OWN_PROTOCOL",
@@ -90,6 +89,7 @@ __all__ = [
     "POSITION",
     "PRED_COLUMNS",
     "PRIMARY",
+    "QUESTIONS",
     "RANK_PREFIX",
     "VOTE",
     "FusedRanker",
