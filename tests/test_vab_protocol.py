@@ -123,7 +123,7 @@ def test_plan_calls_counts_keys_and_skips_tb1_for_pairs():
     specs = plan_calls(tasks, fams, balanced=False)
     # k=2: top1 + bot1; k=3, 4: three kinds; 3 orders; 2 families.
     assert len(specs) == 2 * 3 * (2 + 3 + 3)
-    assert not any(s.key.kind == "vab_tb1" and s.key.item.endswith("_0") for s in specs)
+    assert not any(s.key.call_type == "vab_tb1" and s.key.item.endswith("_0") for s in specs)
     keys = [s.key for s in specs]
     assert len(set(keys)) == len(keys)
     assert {s.key.repetition for s in specs} == {0, 1, 2}

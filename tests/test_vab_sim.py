@@ -79,15 +79,15 @@ def test_three_image_prompts_get_parseable_answers(sim_server, tasks, api_key):
         )
         text = resp.choices[0].message.content
         parsed = spec.parse(text)  # raises AnswerError if unreadable
-        kinds.add(spec.key.kind)
+        kinds.add(spec.key.call_type)
         labels = set(three.set_index("task_id").at[spec.key.item, "labels"])
-        if spec.key.kind in ("vab_top1", "vab_tb1"):
+        if spec.key.call_type in ("vab_top1", "vab_tb1"):
             assert parsed["best"] in labels
-        if spec.key.kind in ("vab_bot1", "vab_tb1"):
+        if spec.key.call_type in ("vab_bot1", "vab_tb1"):
             assert parsed["worst"] in labels
-        if spec.key.kind == "vab_tb1":
+        if spec.key.call_type == "vab_tb1":
             assert parsed["best"] != parsed["worst"]
-        if spec.key.kind == "vab_top1":
+        if spec.key.call_type == "vab_top1":
             assert "WORST" not in text.upper()
     assert kinds == {"vab_top1", "vab_bot1", "vab_tb1"}
 

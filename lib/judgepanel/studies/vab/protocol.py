@@ -259,7 +259,7 @@ def plan_calls(
                 prompt = PromptSpec(
                     dataset=dataset,
                     item=task.task_id,
-                    kind=question,
+                    call_type=question,
                     prompt_hash=prompt_hash(question, order, labels),
                     build=_builder(question, order, labels, images),
                     parse=_parser(question, order, labels),
