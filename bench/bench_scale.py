@@ -3,7 +3,7 @@
 Writes, with a fixed seed, vote histograms for n images (about 200 votes an image on
 AVA's 1-10 scale, laid out by the AVA adapter's own `assemble`) and a score table of five
 families (5 holistic runs, 5 rubric dimensions x 3 runs), then runs, step by step: the
-feature blocks, the noise ceiling ``data_ceiling`` picks (the vote split-half), the
+feature blocks, the noise ceiling ``noise_ceiling`` picks (the vote split-half), the
 out-of-fold H+P_gb combiner, the best single family's Spearman with a B-resample CI, the
 paired delta-rho of fused minus best single, and one notebook page (papermill, rendered
 by the report's page machinery). No scoring is done.
@@ -45,7 +45,7 @@ import pandas as pd
 from judgepanel.datasets import ava
 from judgepanel.datasets.assemble import assemble
 from judgepanel.stats import bootstrap as bs
-from judgepanel.stats import data_ceiling, paired_bootstrap, percentile_ci, spearman
+from judgepanel.stats import noise_ceiling, paired_bootstrap, percentile_ci, spearman
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 from judgepanel.studies.fusion.blocks import best_single, build_blocks, hp_design
 
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> dict:
     del scores
     y = blocks.y.to_numpy()
 
-    ceiling = step("noise ceiling", lambda: data_ceiling(data))
+    ceiling = step("noise ceiling", lambda: noise_ceiling(data, n_resamples=500))
     results["ceiling"] = {
         "method": ceiling.method,
         "value": ceiling.ceiling,

@@ -18,9 +18,8 @@ from release_files import WRITERS as RELEASE_WRITERS
 from release_files import write_aadb, write_generic
 
 from judgepanel.datasets import load_dataset
-from judgepanel.stats import noise_ceiling, summary_ceiling, vote_ceiling
-from judgepanel.stats.ceiling_choice import data_ceiling
-from judgepanel.stats.ceiling_methods import MEAN_ONLY_REASON
+from judgepanel.stats import NoiseCeiling, noise_ceiling
+from judgepanel.stats.ceiling import MEAN_ONLY_REASON
 from judgepanel_sim.world import EVA_WORLD, PARA_WORLD, simulate
 
 WORLDS = {
@@ -98,7 +97,7 @@ def test_histogram_and_summary_ceilings_agree_with_per_rater(tmp_path, name, kee
     for kind, table in kinds.items():
         args = {"summary" if kind in ("summary", "halved_n") else "ratings": table}
         ds = load_dataset("ratings", str(write_generic(tmp_path / kind, card=_card(span), **args)))
-        found[kind] = data_ceiling(ds, n_splits=200, n_resamples=300)
+        found[kind] = noise_ceiling(ds, n_splits=200, n_resamples=300)
     per_rater = found["per_rater"]
     assert [e.method for e in found.values()] == [
         "per_rater_split_half",
@@ -109,9 +108,7 @@ def test_histogram_and_summary_ceilings_agree_with_per_rater(tmp_path, name, kee
     assert len({e.n_images for e in found.values()}) == 1
     lo, hi = per_rater.interval
     assert lo < per_rater.ceiling < hi
-    se_mc = np.hypot(per_rater.detail.ceiling_sd, found["histogram"].detail.ceiling_sd) / np.sqrt(
-        200
-    )
+    se_mc = np.hypot(per_rater.ceiling_sd, found["histogram"].ceiling_sd) / np.sqrt(200)
     se_img = (hi - lo) / (2 * 1.96)
     d_votes = found["histogram"].ceiling - per_rater.ceiling
     d_summary = found["summary"].ceiling - per_rater.ceiling
@@ -130,7 +127,7 @@ def test_the_method_follows_what_each_release_keeps(tmp_path):
     methods = {"ava": "vote_split_half", "koniq": "vote_split_half", "spaq": "none"}
     for kind, write in RELEASE_WRITERS.items():
         method = methods.get(kind, "per_rater_split_half")
-        estimate = data_ceiling(load_dataset(kind, str(write(tmp_path / kind))), n_resamples=50)
+        estimate = noise_ceiling(load_dataset(kind, str(write(tmp_path / kind))), n_resamples=50)
         assert estimate.method == method, kind
         if method == "none":
             assert estimate.reason == MEAN_ONLY_REASON and np.isnan(estimate.ceiling)
@@ -138,10 +135,12 @@ def test_the_method_follows_what_each_release_keeps(tmp_path):
         else:
             assert estimate.interval[0] <= estimate.ceiling <= estimate.interval[1], kind
     lists_only = load_dataset("aadb", str(write_aadb(tmp_path / "lists", raw=False)))
-    assert data_ceiling(lists_only).method == "none"
+    assert noise_ceiling(lists_only).method == "none"
     generic = load_dataset("ratings", str(tmp_path / "ratings"))
-    assert data_ceiling(generic, "quality", n_resamples=50).method == "per_rater_split_half"
-    absent = data_ceiling(generic, "emotion")
+    assert (
+        noise_ceiling(generic, attribute="quality", n_resamples=50).method == "per_rater_split_half"
+    )
+    absent = noise_ceiling(generic, attribute="emotion")
     assert absent.method == "none" and absent.reason == "no rating of 'emotion'"
 
 
@@ -151,26 +150,33 @@ def test_the_point_estimate_is_the_chosen_methods_own(tmp_path):
     ds = load_dataset(
         "ratings", str(write_generic(tmp_path / "r", card=_card((1, 5)), ratings=ratings))
     )
-    found = data_ceiling(ds, n_resamples=20, **args).detail
-    assert found == noise_ceiling(ds.ratings[["image_id", "rater_id", "score"]], **args)
+    found = noise_ceiling(ds, n_resamples=20, **args)
+    assert _point(found) == _point(
+        noise_ceiling(ds.ratings[["image_id", "rater_id", "score"]], **args)
+    )
+    assert noise_ceiling(ds, **args) == noise_ceiling(ds.ratings, **args)  # no interval asked
     hist = _histogram(ratings)
     ds = load_dataset(
         "ratings", str(write_generic(tmp_path / "h", card=_card((1, 5)), ratings=hist))
     )
-    assert data_ceiling(ds, n_resamples=20, **args).detail == vote_ceiling(
-        hist, value="value", **args
-    )
+    found = noise_ceiling(ds, n_resamples=20, **args)
+    assert _point(found) == _point(noise_ceiling(hist, columns={"score": "value"}, **args))
     summary = _summary(ratings)
     ds = load_dataset(
         "ratings", str(write_generic(tmp_path / "s", card=_card((1, 5)), summary=summary))
     )
     for metric in ("spearman", "pearson"):
-        found = data_ceiling(ds, metric=metric, n_resamples=20, **args)
-        expected = asdict(summary_ceiling(summary, metric=metric, **args))
-        assert asdict(found.detail) == pytest.approx(expected, nan_ok=True)
+        found = noise_ceiling(ds, metric=metric, n_resamples=20, **args)
+        expected = _point(noise_ceiling(summary, metric=metric, **args))
+        assert _point(found) == pytest.approx(expected, nan_ok=True)
         assert found.interval[0] < found.ceiling < found.interval[1]
-    again = data_ceiling(ds, n_resamples=20, **args)
-    assert again == data_ceiling(ds, n_resamples=20, **args)
+    again = noise_ceiling(ds, n_resamples=20, **args)
+    assert again == noise_ceiling(ds, n_resamples=20, **args)
+
+
+def _point(found: NoiseCeiling) -> dict:
+    """The point estimate's fields: all but the interval."""
+    return {k: v for k, v in asdict(found).items() if k != "interval"}
 
 
 def _known_world(seed: int, n_images: int = 150, k: int = 8, noise: float = 2.0):
@@ -207,22 +213,22 @@ def test_the_intervals_cover_a_known_ceiling():
         summary = ratings.groupby("image_id")["score"].agg(mean="mean", sd="std", n="size")
         summary = summary.reset_index().assign(attribute="score")
         for kind, data in (("per_rater", _Tables(ratings)), ("summary", _Tables(None, summary))):
-            found = data_ceiling(data, metric="pearson", n_splits=20, n_resamples=300, seed=seed)
+            found = noise_ceiling(data, metric="pearson", n_splits=20, n_resamples=300, seed=seed)
             misses[kind] += not found.interval[0] <= truth <= found.interval[1]
     print(misses)
     assert all(m <= 7 for m in misses.values())
 
 
 def test_large_datasets_reuse_the_full_samples_ranks(monkeypatch):
-    """Above _EXACT_CELLS a resample's Spearman reuses the full sample's ranks instead of
+    """Above EXACT_CELLS a resample's Spearman reuses the full sample's ranks instead of
     re-ranking; on 1500 images the interval ends move by less than 0.002 (their own
     Monte Carlo spread over 200 resamples is about that)."""
-    from judgepanel.stats import ceiling_choice
+    from judgepanel.stats.ceiling import _interval
 
     ratings, _ = _known_world(7, n_images=1500, k=6)
     data = _Tables(ratings)
-    exact = data_ceiling(data, n_splits=5, n_resamples=200, interval_splits=5)
-    monkeypatch.setattr(ceiling_choice, "_EXACT_CELLS", 0)
-    approx = data_ceiling(data, n_splits=5, n_resamples=200, interval_splits=5)
+    exact = noise_ceiling(data, n_splits=5, n_resamples=200, interval_splits=5)
+    monkeypatch.setattr(_interval, "EXACT_CELLS", 0)
+    approx = noise_ceiling(data, n_splits=5, n_resamples=200, interval_splits=5)
     assert approx.ceiling == exact.ceiling
     assert approx.interval == pytest.approx(exact.interval, abs=0.002)

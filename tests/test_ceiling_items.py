@@ -1,4 +1,4 @@
-"""The ceiling and split halves of chosen images, from per-rater ratings or vote histograms."""
+"""The ceiling and split halves of chosen images (``items``), from each form of ratings."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgepanel.stats import noise_ceiling, split_half_means
-from judgepanel.stats.ceiling_items import items_ceiling, items_halves
-from judgepanel.stats.ceiling_methods import vote_ceiling
+from judgepanel.stats import noise_ceiling, split_halves
 
 LEVELS = np.arange(1, 11, dtype=float)
 
@@ -50,12 +48,12 @@ NO_RATINGS = pd.DataFrame(columns=["image_id", "rater_id", "score"])
 def test_per_rater_data_gives_the_per_rater_ceiling_and_halves():
     ratings = _ratings()
     items = pd.Index(sorted(ratings["image_id"].unique())[:20])
-    got = items_ceiling(Source(ratings), items, n_splits=30, seed=4)
+    got = noise_ceiling(Source(ratings), items=items, n_splits=30, seed=4)
     kept = ratings[ratings["image_id"].isin(set(items))]
     assert got == noise_ceiling(kept, n_splits=30, seed=4)
-    assert items_ceiling(ratings, items, n_splits=30, seed=4) == got  # a bare frame is ratings
-    a, b = items_halves(Source(ratings), items, n_splits=5, seed=4)
-    ea, eb = split_half_means(ratings, items, 5, 4)
+    assert noise_ceiling(ratings, items=items, n_splits=30, seed=4) == got  # the bare frame
+    a, b = split_halves(Source(ratings), items, n_splits=5, seed=4)
+    ea, eb = split_halves(ratings, items, n_splits=5, seed=4)
     np.testing.assert_array_equal(a, ea)
     np.testing.assert_array_equal(b, eb)
 
@@ -63,11 +61,11 @@ def test_per_rater_data_gives_the_per_rater_ceiling_and_halves():
 def test_votes_give_the_vote_ceiling_and_halves_that_add_up_to_each_images_votes():
     votes = _votes()
     items = pd.Index(sorted(votes["image_id"].unique())[::-1][:25])  # not in sorted order
-    got = items_ceiling(Source(NO_RATINGS, votes), items, n_splits=40, seed=2)
+    got = noise_ceiling(Source(NO_RATINGS, votes), items=items, n_splits=40, seed=2)
     kept = votes[votes["image_id"].isin(set(items))]
-    assert got == vote_ceiling(kept, value="value", n_splits=40, seed=2)
+    assert got == noise_ceiling(kept, columns={"score": "value"}, n_splits=40, seed=2)
     assert got.method == "vote_split_half"
-    a, b = items_halves(Source(NO_RATINGS, votes), items, n_splits=7, seed=2)
+    a, b = split_halves(Source(NO_RATINGS, votes), items, n_splits=7, seed=2)
     assert a.shape == b.shape == (7, 25)
     table = kept.assign(total=kept["value"] * kept["count"]).groupby("image_id")
     n = table["count"].sum().reindex(items).to_numpy()
@@ -84,19 +82,21 @@ def test_an_image_without_enough_votes_or_any_rating_is_named():
     single = pd.DataFrame([("lonely", "score", 7.0, 1.0)], columns=votes.columns)
     source = Source(NO_RATINGS, pd.concat([votes, single], ignore_index=True))
     with pytest.raises(ValueError, match=r"fewer than two votes.*lonely"):
-        items_halves(source, ["im000", "lonely"], n_splits=2, seed=0)
+        split_halves(source, ["im000", "lonely"], n_splits=2, seed=0)
     with pytest.raises(ValueError, match=r"no human ratings.*ghost"):
-        items_ceiling(source, ["im000", "ghost"], n_splits=2)
+        noise_ceiling(source, items=["im000", "ghost"], n_splits=2)
 
 
-def test_a_mean_alone_gets_a_plain_error():
+def test_a_mean_alone_gets_no_ceiling_and_no_halves_in_plain_words():
     summary = pd.DataFrame(
         {"image_id": ["a", "b"], "attribute": "score", "mean": [3.0, 4.0], "sd": np.nan}
     )
-    with pytest.raises(
-        ValueError, match="neither per-rater ratings, vote histograms, nor a mean, SD"
-    ):
-        items_ceiling(Source(NO_RATINGS, None, summary), ["a", "b"])
+    source = Source(NO_RATINGS, None, summary)
+    found = noise_ceiling(source, items=["a", "b"])
+    assert found.method == "none" and np.isnan(found.ceiling)
+    assert "from a mean alone" in found.reason
+    with pytest.raises(ValueError, match=r"no split halves of 'score': no ceiling .* mean alone"):
+        split_halves(source, ["a", "b"], n_splits=2, seed=0)
 
 
 def test_a_mean_sd_and_count_give_the_summary_ceiling_and_simulated_halves():
@@ -114,12 +114,11 @@ def test_a_mean_sd_and_count_give_the_summary_ceiling_and_simulated_halves():
     )
     source = Source(NO_RATINGS, None, summary)
     items = pd.Index(summary["image_id"][::-1][:40])
-    got = items_ceiling(source, items, n_splits=20, seed=1)
-    from judgepanel.stats.ceiling_methods import summary_ceiling
-
+    got = noise_ceiling(source, items=items, n_splits=20, seed=1)
     kept = summary[summary["image_id"].isin(set(items))]
-    assert got == summary_ceiling(kept, n_splits=20, seed=1)
-    a, b = items_halves(source, items, n_splits=6, seed=1)
+    assert got == noise_ceiling(kept, n_splits=20, seed=1)
+    assert got.method == "summary_ctt"
+    a, b = split_halves(source, items, n_splits=6, seed=1)
     assert a.shape == b.shape == (6, 40)
     means = summary.set_index("image_id").loc[items, "mean"].to_numpy()
     # the halves scatter around the images' (shrunk) means, in the order of ``items``

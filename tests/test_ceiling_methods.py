@@ -1,4 +1,4 @@
-"""The ceiling each data shape supports: vote histograms, summaries, means, the dispatcher.
+"""The ceiling each data shape supports: vote histograms, summaries, means, and the choice.
 
 The agreement tests reduce per-rater ratings of the synthetic EVA-like and PARA-like worlds
 to what other datasets release (a vote histogram, or each image's mean, SD and n) and ask
@@ -12,18 +12,17 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from judgepanel.stats import ceiling_methods as cm
-from judgepanel.stats.ceiling import NoiseCeiling, noise_ceiling, spearman_brown, split_half_means
-from judgepanel.stats.ceiling_methods import (
+from judgepanel.stats.ceiling import (
     MEAN_ONLY_REASON,
-    NoCeiling,
-    ceiling_for,
-    mean_only_ceiling,
-    summary_ceiling,
-    vote_ceiling,
-    vote_ceiling_wide,
+    NoiseCeiling,
+    _common,
+    noise_ceiling,
+    spearman_brown,
+    split_halves,
 )
 from judgepanel_sim.world import EVA_WORLD, PARA_WORLD, simulate
+
+PER_RATER, VOTES = "per_rater_split_half", "vote_split_half"
 
 COLUMNS = {
     "eva": ("image_id", "user_id", "score"),
@@ -86,11 +85,13 @@ def test_votes_agree_with_per_rater_split_half(worlds, name, keep, metric):
     ratings = _world(worlds, name, keep)
     splits = 200
     per_rater = noise_ceiling(
-        ratings, item=item, rater=rater, score=score, n_splits=splits, metric=metric
-    )
-    votes = vote_ceiling(
-        _histogram(ratings, item, score), item=item, value=score, n_splits=splits, metric=metric
-    )
+        ratings, columns={"item": item, "rater": rater, "score": score}, n_splits=splits,
+        metric=metric,
+    )  # fmt: skip
+    votes = noise_ceiling(
+        _histogram(ratings, item, score), VOTES, columns={"item": item, "score": score},
+        n_splits=splits, metric=metric,
+    )  # fmt: skip
     se = np.hypot(per_rater.ceiling_sd, votes.ceiling_sd) / np.sqrt(splits)
     diff = votes.ceiling - per_rater.ceiling
     print(f"votes {name} keep={keep} {metric}: diff {diff:+.4f}, SE {se:.4f}, z {diff / se:+.2f}")
@@ -117,16 +118,13 @@ def test_summaries_agree_with_per_rater_split_half(worlds, name, keep, metric):
     ratings = _world(worlds, name, keep)
     summary = _summary(ratings, item, score)
     splits = 50
-    per_rater = noise_ceiling(
-        ratings, item=item, rater=rater, score=score, n_splits=splits, metric=metric
-    )
-    ctt = summary_ceiling(summary, item=item, n_splits=splits, metric=metric)
+    columns = {"item": item, "rater": rater, "score": score}
+    per_rater = noise_ceiling(ratings, columns=columns, n_splits=splits, metric=metric)
+    ctt = noise_ceiling(summary, columns={"item": item}, n_splits=splits, metric=metric)
     assert ctt.method == "summary_ctt" and ctt.n_images == per_rater.n_images
 
     items = summary[item].to_numpy()
-    half_a, half_b = split_half_means(
-        ratings, items, splits, 0, item=item, rater=rater, score=score
-    )
+    half_a, half_b = split_halves(ratings, items, n_splits=splits, seed=0, columns=columns)
     rng = np.random.default_rng(1)
     diffs = []
     for _ in range(100):
@@ -136,7 +134,7 @@ def test_summaries_agree_with_per_rater_split_half(worlds, name, keep, metric):
             a, b = stats.rankdata(a, axis=1), stats.rankdata(b, axis=1)
         r = np.mean([np.corrcoef(a[s], b[s])[0, 1] for s in range(splits)])
         resampled = summary.iloc[idx].assign(**{item: np.arange(idx.size)})
-        again = summary_ceiling(resampled, item=item, n_splits=splits, metric=metric)
+        again = noise_ceiling(resampled, columns={"item": item}, n_splits=splits, metric=metric)
         diffs.append(again.ceiling - np.sqrt(spearman_brown(r)))
     se_boot = float(np.std(diffs, ddof=1))
     spread = per_rater.ceiling_sd**2 + (0.0 if metric == "pearson" else ctt.ceiling_sd**2)
@@ -155,7 +153,7 @@ def test_votes_equal_per_rater_in_expectation_with_exchangeable_raters():
     splits = 3000
     for metric in ("pearson", "spearman"):
         per_rater = noise_ceiling(ratings, n_splits=splits, seed=1, metric=metric)
-        votes = vote_ceiling(hist, n_splits=splits, seed=2, metric=metric)
+        votes = noise_ceiling(hist, n_splits=splits, seed=2, metric=metric)
         se = np.hypot(per_rater.split_half_r_sd, votes.split_half_r_sd) / np.sqrt(splits)
         assert abs(votes.split_half_r - per_rater.split_half_r) < 3 * se
         assert votes.split_half_r_sd == pytest.approx(per_rater.split_half_r_sd, rel=0.1)
@@ -169,7 +167,8 @@ def test_half_draws_have_the_multivariate_hypergeometric_moments():
     levels = np.arange(1.0, 7.0)
     votes = np.repeat(levels, counts[0])
     big_n, h = votes.size, votes.size // 2
-    draws = np.array([a[0] for a, _ in cm._vote_halves(counts, levels, 20_000, 0)])
+    long = pd.DataFrame({"image_id": "x", "score": levels, "count": counts[0]})
+    draws = split_halves(long, ["x"], n_splits=20_000, seed=0)[0][:, 0]
     variance = votes.var() / h * (big_n - h) / (big_n - 1)
     assert abs(draws.mean() - votes.mean()) < 4 * np.sqrt(variance / draws.size)
     assert draws.var() == pytest.approx(variance, rel=0.05)
@@ -190,58 +189,48 @@ def test_votes_without_differences_between_images_give_no_ceiling():
     undefined (NaN), as for summaries with equal means."""
     rng = np.random.default_rng(29)
     counts = rng.multinomial(100, [0.2] * 5, size=2000)
-    wide = pd.DataFrame(counts, columns=["1", "2", "3", "4", "5"])
+    wide = pd.DataFrame(counts, columns=[1.0, 2.0, 3.0, 4.0, 5.0])
     bound = 3 / np.sqrt(2000)
     for metric in ("pearson", "spearman"):
-        res = vote_ceiling_wide(wide, n_splits=200, metric=metric)
+        res = noise_ceiling(_long(wide), n_splits=200, metric=metric)
         assert abs(res.split_half_r) < bound
         assert abs(res.reliability) < spearman_brown(bound)
         assert np.isnan(res.ceiling) or res.ceiling < np.sqrt(spearman_brown(bound))
-    same = vote_ceiling_wide(wide.assign(**{c: 20 for c in wide.columns}), n_splits=20)
+    same = noise_ceiling(_long(pd.DataFrame(20, wide.index, wide.columns)), n_splits=20)
     assert same.split_half_r == pytest.approx(-1.0) and np.isnan(same.ceiling)
     summary = pd.DataFrame({"image_id": range(400), "mean": 3.0, "sd": 1.4, "n": 100})
-    assert np.isnan(summary_ceiling(summary).ceiling)
+    assert np.isnan(noise_ceiling(summary).ceiling)
+
+
+def _long(wide: pd.DataFrame) -> pd.DataFrame:
+    """A per-image vote-count matrix (columns the levels) as a long vote table."""
+    long = wide.rename_axis(index="image_id", columns="score").stack().rename("count")
+    return long.reset_index()
 
 
 def test_seeded_results_are_reproducible():
     ratings = _ordinal_raters(80, seed=22)
     hist = _histogram(ratings, "image_id", "score")
     summary = _summary(ratings, "image_id", "score")
-    assert vote_ceiling(hist, n_splits=30, seed=4) == vote_ceiling(hist, n_splits=30, seed=4)
-    assert vote_ceiling(hist, n_splits=30, seed=4) != vote_ceiling(hist, n_splits=30, seed=5)
-    assert summary_ceiling(summary, n_splits=30, seed=4) == summary_ceiling(
-        summary, n_splits=30, seed=4
-    )
-    assert summary_ceiling(summary, n_splits=30, seed=4) != summary_ceiling(
-        summary, n_splits=30, seed=5
-    )
+    for table in (hist, summary):
+        first = noise_ceiling(table, n_splits=30, seed=4)
+        assert first == noise_ceiling(table, n_splits=30, seed=4)
+        assert first != noise_ceiling(table, n_splits=30, seed=5)
 
 
 def test_results_do_not_depend_on_the_block_size(monkeypatch):
     """Large datasets are ranked a few splits at a time; the block changes no number."""
     hist = _histogram(_ordinal_raters(90, seed=23), "image_id", "score")
-    whole = vote_ceiling(hist, n_splits=25, seed=3)
-    monkeypatch.setattr(cm, "_BLOCK_CELLS", 200)  # two splits a block
-    assert vote_ceiling(hist, n_splits=25, seed=3) == whole
-
-
-def test_long_and_wide_histograms_give_the_same_ceiling():
-    hist = _histogram(_ordinal_raters(70, seed=24), "image_id", "score")
-    wide = hist.pivot(index="image_id", columns="score", values="count").fillna(0)
-    wide.columns = [str(int(c)) for c in wide.columns]  # AVA-like names "1".."5"
-    assert vote_ceiling_wide(wide, n_splits=20, seed=1) == vote_ceiling(hist, n_splits=20, seed=1)
-    named = wide.set_axis([f"c{c}" for c in wide.columns], axis=1)  # KonIQ-like c1..c5
-    res = vote_ceiling_wide(named, levels=[1, 2, 3, 4, 5], n_splits=20, seed=1)
-    assert res == vote_ceiling(hist, n_splits=20, seed=1)
-    with pytest.raises(ValueError, match="not score levels"):
-        vote_ceiling_wide(named)
+    whole = noise_ceiling(hist, n_splits=25, seed=3)
+    monkeypatch.setattr(_common, "BLOCK_CELLS", 200)  # two splits a block
+    assert noise_ceiling(hist, n_splits=25, seed=3) == whole
 
 
 def test_images_with_one_vote_are_left_out():
     hist = _histogram(_ordinal_raters(30, seed=25), "image_id", "score")
     lonely = pd.DataFrame({"image_id": [999], "score": [3.0], "count": [1]})
     with pytest.warns(RuntimeWarning, match="fewer than two votes"):
-        res = vote_ceiling(pd.concat([hist, lonely]), n_splits=5)
+        res = noise_ceiling(pd.concat([hist, lonely]), n_splits=5)
     assert res.n_images == 30
 
 
@@ -252,13 +241,13 @@ def test_summary_pearson_is_classical_test_theory():
     summary = pd.DataFrame(
         {"image_id": list("abcde"), "mean": [1.0, 2.0, 4.0, 3.0, 5.0], "sd": 1.0, "n": 4}
     )
-    res = summary_ceiling(summary, metric="pearson")
+    res = noise_ceiling(summary, metric="pearson")
     rel = (2.5 - 0.25) / 2.5  # Var(mean) with ddof 1; mean of SD^2 / n
     assert res.reliability == pytest.approx(rel) and res.ceiling == pytest.approx(np.sqrt(rel))
     assert spearman_brown(res.split_half_r) == pytest.approx(rel)
     assert res.n_splits == 0 and np.isnan(res.ceiling_sd) and res.n_ratings == 20
     population = summary.assign(sd=np.sqrt(3 / 4))  # the same ratings' SD with ddof 0
-    again = summary_ceiling(population, sd_ddof=0, metric="pearson")
+    again = noise_ceiling(population, sd_ddof=0, metric="pearson")
     assert again.reliability == pytest.approx(rel)
 
 
@@ -272,40 +261,49 @@ def test_summary_recovers_a_known_reliability():
         {"image_id": range(600), "mean": ratings.mean(1), "sd": ratings.std(1, ddof=1), "n": 20}
     )
     rel = 1 / (1 + 9 / 20)
-    assert summary_ceiling(summary, metric="pearson").reliability == pytest.approx(rel, abs=0.03)
+    assert noise_ceiling(summary, metric="pearson").reliability == pytest.approx(rel, abs=0.03)
     rho = stats.spearmanr(ratings.mean(1), truth).statistic
-    assert summary_ceiling(summary, n_splits=100).ceiling == pytest.approx(rho, abs=0.03)
+    assert noise_ceiling(summary, n_splits=100).ceiling == pytest.approx(rho, abs=0.03)
 
 
-# --- mean only and the dispatcher ------------------------------------------------------------
+# --- mean only and the choice of method ------------------------------------------------------
 
 
 def test_a_mean_alone_gives_no_ceiling_in_plain_words():
     means = pd.DataFrame({"image_id": ["a", "b", "c"], "mean": [1.0, 2.0, 3.0]})
-    res = mean_only_ceiling(means)
-    assert isinstance(res, NoCeiling) and res.method == "none" and res.n_images == 3
-    assert str(res) == MEAN_ONLY_REASON and "SD and n" in res.reason
+    res = noise_ceiling(means)
+    assert res.method == "none" and res.n_images == 3 and np.isnan(res.ceiling)
+    assert res.reason == MEAN_ONLY_REASON and "SD and n" in res.reason
     assert np.isnan(res.as_row(dataset="spaq")["ceiling"])
-    assert ceiling_for(means) == res
-    assert ceiling_for(means.assign(sd=np.nan, n="")) == res  # summary.csv's empty columns
+    assert noise_ceiling(means.assign(sd=np.nan, n="")) == res  # summary.csv's empty columns
 
 
-def test_dispatcher_chooses_the_method_from_the_columns():
+def test_the_method_follows_the_columns_or_is_the_one_asked_for():
     ratings = _ordinal_raters(60, seed=27)
     args = {"n_splits": 10, "seed": 2}
-    assert ceiling_for(ratings, **args) == noise_ceiling(ratings, **args)
+    per_rater = noise_ceiling(ratings, **args)
+    assert per_rater.method == PER_RATER
+    assert noise_ceiling(ratings, PER_RATER, **args) == per_rater
     hist = _histogram(ratings, "image_id", "score")
-    assert ceiling_for(hist, **args) == vote_ceiling(hist, **args)
+    votes = noise_ceiling(hist, **args)
+    assert votes.method == VOTES and noise_ceiling(hist, VOTES, **args) == votes
+    assert noise_ceiling(ratings, VOTES, **args) == votes  # rater ids set aside
     anonymous = ratings.assign(rater_id=np.nan, count=1)  # ratings.csv without rater ids
-    assert ceiling_for(anonymous, **args) == vote_ceiling(hist, **args)
+    assert noise_ceiling(anonymous, **args) == votes
     empty_counts = ratings.assign(rater_id="", count=np.nan)  # empty cells: one vote each
-    assert ceiling_for(empty_counts, **args) == vote_ceiling(hist, **args)
-    assert ceiling_for(ratings.assign(count=np.nan), **args) == noise_ceiling(ratings, **args)
+    assert noise_ceiling(empty_counts, **args) == votes
+    assert noise_ceiling(ratings.assign(count=np.nan), **args) == per_rater
     one_vote_a_row = ratings.drop(columns="rater_id")
-    assert ceiling_for(one_vote_a_row, **args).method == "vote_split_half"
+    assert noise_ceiling(one_vote_a_row, **args) == votes
     summary = _summary(ratings, "image_id", "score")
-    assert ceiling_for(summary, **args) == summary_ceiling(summary, **args)
-    assert isinstance(ceiling_for(ratings.assign(count=1), **args), NoiseCeiling)
+    assert noise_ceiling(summary, **args).method == "summary_ctt"
+    assert isinstance(noise_ceiling(ratings.assign(count=1), **args), NoiseCeiling)
+    with pytest.raises(ValueError, match="method 'summary_ctt' needs column 'mean'"):
+        noise_ceiling(ratings, "summary_ctt", **args)
+    with pytest.raises(ValueError, match="column 'rater_id' is missing or empty"):
+        noise_ceiling(one_vote_a_row, PER_RATER, **args)
+    with pytest.raises(ValueError, match="method must be one of"):
+        noise_ceiling(ratings, "kendall", **args)
 
 
 def test_bad_input_names_the_column():
@@ -313,30 +311,28 @@ def test_bad_input_names_the_column():
     hist = _histogram(ratings, "image_id", "score")
     summary = _summary(ratings, "image_id", "score")
     with pytest.raises(ValueError, match="column 'count' has a negative count"):
-        ceiling_for(hist.assign(count=np.where(hist.index == 3, -1, hist["count"])))
-    with pytest.raises(ValueError, match="column 'count' has a count that is not whole"):
-        vote_ceiling(hist.assign(count=hist["count"] + 0.5))
+        noise_ceiling(hist.assign(count=np.where(hist.index == 3, -1, hist["count"])))
+    with pytest.raises(ValueError, match=r"column 'count' has a count that is not whole .* 0$"):
+        noise_ceiling(hist.assign(count=hist["count"] + 0.5))
     with pytest.raises(ValueError, match=r"no column\(s\) \['votes'\]"):
-        vote_ceiling(hist, count="votes")
-    wide = hist.pivot(index="image_id", columns="score", values="count").fillna(0)
-    wide.iloc[2, 1] = -3
-    with pytest.raises(ValueError, match=r"column '2.0' has a negative count .* image 2$"):
-        vote_ceiling_wide(wide)
+        noise_ceiling(hist, columns={"count": "votes"})
     with pytest.raises(ValueError, match="column 'n' has n below 2 or not whole"):
-        ceiling_for(summary.assign(n=np.where(summary.index == 0, 1, summary["n"])))
+        noise_ceiling(summary.assign(n=np.where(summary.index == 0, 1, summary["n"])))
     with pytest.raises(ValueError, match="column 'sd' has a negative SD"):
-        summary_ceiling(summary.assign(sd=-summary["sd"]))
+        noise_ceiling(summary.assign(sd=-summary["sd"]))
     with pytest.raises(ValueError, match=r"column 'n' is missing or empty on 1 of 20"):
-        ceiling_for(summary.assign(n=summary["n"].where(summary.index != 5)))
+        noise_ceiling(summary.assign(n=summary["n"].where(summary.index != 5)))
     with pytest.raises(ValueError, match=r"column 'sd' is missing or empty on 20 of 20"):
-        ceiling_for(summary.drop(columns="sd"))
+        noise_ceiling(summary.drop(columns="sd"))
     with pytest.raises(ValueError, match="column 'rater_id' is empty on 1 of"):
-        ceiling_for(ratings.assign(rater_id=ratings["rater_id"].where(ratings.index != 0)))
+        noise_ceiling(ratings.assign(rater_id=ratings["rater_id"].where(ratings.index != 0)))
     with pytest.raises(ValueError, match="column 'count' must be 1 on rows with a rater id"):
-        ceiling_for(ratings.assign(count=2))
+        noise_ceiling(ratings.assign(count=2))
     with pytest.raises(ValueError, match=r"neither 'score' .* nor 'mean'"):
-        ceiling_for(ratings.rename(columns={"score": "rating"}))
+        noise_ceiling(ratings.rename(columns={"score": "rating"}))
     with pytest.raises(ValueError, match="no column 'image_id'"):
-        ceiling_for(ratings.rename(columns={"image_id": "img"}))
+        noise_ceiling(ratings.rename(columns={"image_id": "img"}))
+    with pytest.raises(ValueError, match=r"unknown role\(s\) \['value'\]"):
+        noise_ceiling(hist, columns={"value": "score"})
     with pytest.raises(ValueError, match="metric must be"):
-        summary_ceiling(summary, metric="kendall_b")
+        noise_ceiling(summary, metric="kendall_b")

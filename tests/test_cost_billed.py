@@ -31,7 +31,7 @@ def key(item: str = "img1", rep: int = 0, model: str = "sim-aurora-v1", **kw) ->
         "item": item,
         "family": "aurora",
         "model": model,
-        "kind": "holistic",
+        "call_type": "holistic",
         "dimension": "",
         "repetition": rep,
         "temperature": 0.3,

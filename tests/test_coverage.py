@@ -25,7 +25,9 @@ def plan() -> list:
 
 def test_counts_planned_keys_only(tmp_path: Path) -> None:
     specs = plan()  # 2 images x 2 families x (2 holistic + 5 dimension)
-    aurora_holistic = [s for s in specs if s.key.family == "aurora" and s.key.kind == "holistic"]
+    aurora_holistic = [
+        s for s in specs if s.key.family == "aurora" and s.key.call_type == "holistic"
+    ]
     with Store(tmp_path / "s.sqlite") as store:
         store.record(aurora_holistic[0].key, OK)
         store.record(aurora_holistic[1].key, FAILED)

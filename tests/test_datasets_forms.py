@@ -31,7 +31,7 @@ from release_forms import (
 from scipy import stats
 
 from judgepanel.datasets import DatasetError, load_dataset
-from judgepanel.stats.ceiling_choice import data_ceiling
+from judgepanel.stats import noise_ceiling
 
 SPLITS = 400
 
@@ -68,7 +68,9 @@ def rater_split_half(scores: np.ndarray, seed: int = 1) -> float:
 
 
 def ceiling(ds, attribute: str, metric: str = "spearman") -> float:  # type: ignore[no-untyped-def]
-    return data_ceiling(ds, attribute, metric=metric, n_splits=SPLITS, n_resamples=20).ceiling
+    return noise_ceiling(
+        ds, attribute=attribute, metric=metric, n_splits=SPLITS, n_resamples=20
+    ).ceiling
 
 
 # --- KonIQ-10k ---------------------------------------------------------------------------------

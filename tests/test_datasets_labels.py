@@ -18,7 +18,7 @@ from test_datasets_eva_para import EVA_HEADER, write_eva, write_para
 from judgepanel.cli import main
 from judgepanel.cli.exit_codes import BAD_INPUT
 from judgepanel.datasets import Dataset, DatasetError, load_dataset
-from judgepanel.stats.ceiling_choice import data_ceiling
+from judgepanel.stats import noise_ceiling
 
 ALL_WRITERS = {
     **WRITERS,
@@ -180,7 +180,7 @@ def test_every_kind_states_licence_and_citation(tmp_path, form):
 def test_an_sd_without_n_says_so(tmp_path):
     ds = load_dataset("koniq", str(WRITERS["koniq"](tmp_path)))
     summary = ds.summary.assign(n=np.nan)
-    found = data_ceiling(Dataset(**{**ds.__dict__, "summary": summary}), "mos")
+    found = noise_ceiling(Dataset(**{**ds.__dict__, "summary": summary}), attribute="mos")
     assert found.method == "none" and "SD is released but not how many ratings" in found.reason
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgepanel.stats import noise_ceiling, partial_spearman, spearman, split_half_means
+from judgepanel.stats import noise_ceiling, partial_spearman, spearman, split_halves
 from judgepanel.studies.fusion import headroom
 
 
@@ -89,9 +89,9 @@ def test_agreement_of_identical_and_reversed_judges():
         headroom.pairwise_agreement(H[["a"]])
 
 
-def test_split_half_means_reproduce_the_ceiling(probe_world):
+def test_split_halves_reproduce_the_ceiling(probe_world):
     _, y, ratings, _ = probe_world
-    a, b = split_half_means(ratings, y.index, n_splits=100, seed=1)
+    a, b = split_halves(ratings, y.index, n_splits=100, seed=1)
     assert a.shape == b.shape == (100, len(y))
     # Every split's halves average back to the full mean.
     np.testing.assert_allclose((a[0] * 6 + b[0] * 6) / 12, y.to_numpy())

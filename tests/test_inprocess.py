@@ -72,7 +72,7 @@ def test_in_process_scores_equal_the_servers(sim_server, tmp_path: Path, api_key
         s
         for s in specs
         if s.key.item == first["item"]
-        and s.key.kind == first["kind"]
+        and s.key.call_type == first["kind"]
         and s.key.family == first["family"]
         and s.key.repetition == first["repetition"]
         and s.key.dimension == first["dimension"]

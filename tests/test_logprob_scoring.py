@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from test_client import PRICES, make_images
 
-from judgepanel.core.calls import CallKey, CallSpec
+from judgepanel.core.calls import KEY_FIELDS, CallKey, CallSpec
 from judgepanel.core.client import ClientOptions, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.endpoint import Endpoint
@@ -25,7 +25,7 @@ from judgepanel.core.providers import OPENAI
 from judgepanel.core.score_logprobs import LogprobScoring, score_token
 from judgepanel.core.store import Store
 from judgepanel.report.verdict_check import VERDICT_WORDS
-from judgepanel.studies.common.rubric_plan import LOGPROB_KINDS, plan_images
+from judgepanel.studies.common.rubric_plan import LOGPROB_CALL_TYPES, plan_images
 from judgepanel.studies.fusion.logprob import logprob_summary
 from judgepanel.studies.fusion.parameters import FusionParameters
 from judgepanel.studies.fusion.plan import logprob_scoring
@@ -116,14 +116,14 @@ def test_a_logprob_plan_asks_each_prompt_once(tmp_path: Path):
     sampled = plan_images(images, fams, design, dataset="eva")
     once = plan_images(images, fams, design, dataset="eva", logprob=LogprobScoring())
     assert len(sampled) == 2 * (25 + 5 * 3) and len(once) == 2 * (1 + 5)
-    assert {s.key.kind for s in once} == set(LOGPROB_KINDS.values())
+    assert {s.key.call_type for s in once} == set(LOGPROB_CALL_TYPES.values())
     assert all(s.key.repetition == 0 and dict(s.extra_body)["top_logprobs"] == 20 for s in once)
-    # the same prompts under the same key fields, the kind aside
+    # the same prompts under the same key fields, the call type aside
     first = {(s.key.item, s.key.dimension): s.key for s in sampled if s.key.repetition == 0}
     for s in once:
         twin = first[(s.key.item, s.key.dimension)]
         assert s.key.prompt_hash == twin.prompt_hash and s.key.rubric_sha == twin.rubric_sha
-        assert LOGPROB_KINDS[twin.kind] == s.key.kind
+        assert LOGPROB_CALL_TYPES[twin.call_type] == s.key.call_type
 
 
 def test_logprob_scoring_against_the_simulator(sim_server, tmp_path: Path, monkeypatch):
@@ -144,7 +144,7 @@ def test_logprob_scoring_against_the_simulator(sim_server, tmp_path: Path, monke
     by_key = {s.key.as_tuple(): s for s in specs}
     for row in df.itertuples():
         rec = json.loads(row.parsed)
-        spec = by_key[tuple(getattr(row, f) for f in CallKey.__dataclass_fields__)]
+        spec = by_key[tuple(getattr(row, f) for f in KEY_FIELDS)]
         answer = inprocess.answer_text(spec)  # the sampled answer is what it always was
         assert json.loads(row.answer)["score"] == json.loads(answer)["score"] == rec["sampled"]
         if row.family == "ember":
@@ -170,9 +170,9 @@ def test_the_designs_compared_on_a_scored_store(sim_server, tmp_path: Path, monk
     images = make_images(tmp_path / "img", 12)
     families = {"aurora": "sim-aurora-v1", "ember": "sim-ember-v1"}
     design = ScoringDesign(holistic_k=5, dimension_r=0, temperature=0.3)
-    specs = plan_images(images, families, design, dataset="eva", kinds=("holistic",))
+    specs = plan_images(images, families, design, dataset="eva", call_types=("holistic",))
     specs += plan_images(
-        images, families, design, dataset="eva", kinds=("holistic",), logprob=LogprobScoring()
+        images, families, design, dataset="eva", call_types=("holistic",), logprob=LogprobScoring()
     )
     prices = {**PRICES, "sim-ember-v1": Price(0.1, 0.4)}
     options = ClientOptions(endpoint=Endpoint.at(sim_server.base_url), progress=False)

@@ -54,7 +54,7 @@ def test_a_last_bit_difference_does_not_reach_the_table(tmp_path):
 
 def test_manifest_lists_report_tables_but_not_interactive_ones(tmp_path):
     manifest = read_manifest(_report(tmp_path) / MANIFEST_NAME)
-    assert manifest.kind == "quick"
+    assert manifest.size == "quick"
     assert sorted(manifest.digests) == [
         "demo-eva/tables/ablation.csv",
         "demo-eva/tables/scoring_run.csv",

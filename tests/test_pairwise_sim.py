@@ -112,7 +112,7 @@ def test_the_plan_asks_every_pair_question_and_order(project):
         rubric=load_rubric(),
     )
     assert len(specs) == len(pairs) * 2 * 2 * len(JUDGES)  # questions x orders x judges
-    assert {s.key.kind for s in specs} == {"pair_holistic", "pair_dimension"}
+    assert {s.key.call_type for s in specs} == {"pair_holistic", "pair_dimension"}
     assert len({s.key for s in specs}) == len(specs)
     first, second = [s for s in specs if s.key.family == "aurora"][:2]  # orders 0 and 1
     assert (first.key.item, first.key.repetition, second.key.repetition) == (pairs.pair_id[0], 0, 1)

@@ -114,7 +114,7 @@ def test_mixed_scales_build_the_contracted_prompts(tmp_path: Path) -> None:
     rubric = load_rubric(write(tmp_path, MIXED))
     assert rubric.name == "dermoscopy" and rubric.holistic is None and rubric.sham is None
     assert rubric.sha256 == __import__("hashlib").sha256(MIXED.encode()).hexdigest()
-    assert rubric.kinds() == ("dimension",)
+    assert rubric.call_types() == ("dimension",)
     asym = rubric.messages("dimension", "asymmetry", "<image>")
     assert asym[0]["content"] == (
         "You are a dermatologist. You score one image on a single dimension of a rubric and "
@@ -157,7 +157,7 @@ def test_default_holistic_question(tmp_path: Path) -> None:
         'Reply with JSON only, exactly in the form {"score": <integer 1-7>, '
         '"reason": "<one sentence>"}.\nDo not add any other text.'
     )
-    assert rubric.kinds() == ("holistic", "dimension")
+    assert rubric.call_types() == ("holistic", "dimension")
     parse = rubric.parser("holistic")
     assert parse('{"score": 7}')["score"] == 7
     with pytest.raises(AnswerError, match="outside"):
@@ -194,19 +194,19 @@ def test_no_holistic_question_plans_no_holistic_calls(tmp_path: Path) -> None:
     design = ScoringDesign(holistic_k=3, dimension_r=2, temperature=0.3)
     specs = plan_images(images, {"aurora": "sim-aurora-v1"}, design, dataset="x", rubric=rubric)
     assert len(specs) == 2 * 4 * 2
-    assert {(s.key.kind, s.key.rubric_sha) for s in specs} == {("dimension", rubric.sha256)}
+    assert {(s.key.call_type, s.key.rubric_sha) for s in specs} == {("dimension", rubric.sha256)}
     assert {s.key.dimension for s in specs} == set(rubric.dimensions)
     net = next(s for s in specs if s.key.dimension == "network")
     assert net.parse('{"score": "typical"}')["score"] == 2
     assert net.key.prompt_hash == rubric.prompt_hash("dimension", "network")
     with pytest.raises(ValueError, match="no sham variant"):
-        plan_images(images, {"a": "m"}, design, dataset="x", kinds=("sham",), rubric=rubric)
+        plan_images(images, {"a": "m"}, design, dataset="x", call_types=("sham",), rubric=rubric)
 
 
 def test_single_file_sham_variant(tmp_path: Path) -> None:
     text = MIXED + "sham: {asymmetry: border, border: network, network: veil, veil: asymmetry}\n"
     rubric = load_rubric(write(tmp_path, text))
-    assert rubric.kinds() == ("dimension", "sham")
+    assert rubric.call_types() == ("dimension", "sham")
     assert rubric.sham_sha256 not in ("", rubric.sha256)
     sham = user_text(rubric.messages("sham", "border", "<image>"))
     assert "Rubric dimension: Border" in sham and "Score tiers" not in sham
@@ -394,6 +394,6 @@ def test_logprob_calls_read_each_dimensions_scale(tmp_path: Path) -> None:
         images, {"a": "m"}, design, dataset="x", rubric=ints, logprob=LogprobScoring()
     )
     readers = {s.key.dimension: s.parse_choice for s in specs}
-    assert len(specs) == 2 and {s.key.kind for s in specs} == {"dimension_logprob"}
+    assert len(specs) == 2 and {s.key.call_type for s in specs} == {"dimension_logprob"}
     assert (readers["asymmetry"].lo, readers["asymmetry"].hi) == (0, 2)
     assert (readers["border"].lo, readers["border"].hi) == (1, 5)

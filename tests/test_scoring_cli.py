@@ -127,9 +127,9 @@ def test_plan_counts_keys_and_order(tmp_path: Path) -> None:
     assert (counts == design.calls_per_image).all()
     for k in keys:
         assert k.temperature == 0.3 and k.rubric_sha == rubric.sha256
-        assert k.prompt_hash == rubric.prompt_hash(k.kind, k.dimension)
-        assert (k.kind, k.dimension == "") in {("holistic", True), ("dimension", False)}
-    dims = {(k.dimension, k.repetition) for k in keys if k.kind == "dimension"}
+        assert k.prompt_hash == rubric.prompt_hash(k.call_type, k.dimension)
+        assert (k.call_type, k.dimension == "") in {("holistic", True), ("dimension", False)}
+    dims = {(k.dimension, k.repetition) for k in keys if k.call_type == "dimension"}
     assert dims == {(d, r) for d in DIMENSIONS for r in range(2)}
     # seeds follow the key, so repetitions differ and a rerun asks for the same samples
     assert all(s.seed == seed_from_key(s.key) for s in specs)
@@ -144,7 +144,7 @@ def test_plan_counts_keys_and_order(tmp_path: Path) -> None:
     url = msgs[-1]["content"][-1]["image_url"]["url"]
     assert url == image_data_url(images.path[0])
     assert spec.parse is parse_score and spec.n_images == 1 and spec.text_chars > 100
-    dim_spec = next(s for s in specs if s.key.kind == "dimension")
+    dim_spec = next(s for s in specs if s.key.call_type == "dimension")
     assert dim_spec.build()[0]["role"] == "system"
 
 

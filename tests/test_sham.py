@@ -49,9 +49,9 @@ def test_sham_calls_are_keyed_apart_from_the_real_ones(tmp_path):
     images = pd.DataFrame({"image_id": ["a", "b"], "path": [str(tmp_path / "a.jpg")] * 2})
     design = ScoringDesign(holistic_k=2, dimension_r=1, temperature=0.3, sham_r=2)
     real = plan_images(images, {"f": "m"}, design, dataset="eva")
-    fake = plan_images(images, {"f": "m"}, design, dataset="eva", kinds=("sham",))
+    fake = plan_images(images, {"f": "m"}, design, dataset="eva", call_types=("sham",))
     assert len(real) == 2 * (2 + len(DIMENSIONS)) and len(fake) == 2 * 2 * len(DIMENSIONS)
-    assert {s.key.kind for s in fake} == {"sham"}
+    assert {s.key.call_type for s in fake} == {"sham"}
     assert {s.key.rubric_sha for s in fake} == {load_rubric().sham_sha256}
     assert not {s.key for s in real} & {s.key for s in fake}
     assert len({s.key.prompt_hash for s in fake}) == len(DIMENSIONS)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from judgepanel.stats import NoiseCeiling, noise_ceiling, spearman_brown, split_half_means
+from judgepanel.stats import NoiseCeiling, noise_ceiling, spearman_brown, split_halves
 
 
 def _raters(n_images: int, n_raters, noise_sd: float, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
@@ -112,7 +112,7 @@ def test_no_shared_signal_gives_nan_ceiling():
 def test_bad_input_named():
     ratings, _ = _raters(10, 4, 1.0, seed=10)
     with pytest.raises(ValueError, match=r"no column\(s\) \['rater'\]"):
-        noise_ceiling(ratings, rater="rater")
+        noise_ceiling(ratings, columns={"rater": "rater"})
     broken = ratings.copy()
     broken.loc[3, "score"] = np.nan
     with pytest.raises(ValueError, match=f"first for image_id '{broken.loc[3, 'image_id']}'"):
@@ -134,10 +134,10 @@ def test_single_rater_images_left_out_and_duplicates_averaged():
     assert isinstance(res, NoiseCeiling)
 
 
-def test_split_half_means_are_the_ceilings_splits_in_the_given_order():
+def test_split_halves_are_the_ceilings_splits_in_the_given_order():
     ratings, _ = _raters(50, [4, 5, 6, 7, 8] * 10, 2.0, seed=13)
     items = sorted(ratings["image_id"].unique())
-    a, b = split_half_means(ratings, items, 25, 4)
+    a, b = split_halves(ratings, items, n_splits=25, seed=4)
     assert a.shape == b.shape == (25, 50)
     rs = [stats.spearmanr(a[s], b[s]).statistic for s in range(25)]
     # The same seed draws the same splits as the ceiling, so the mean r is the ceiling's.
@@ -148,14 +148,14 @@ def test_split_half_means_are_the_ceilings_splits_in_the_given_order():
     np.testing.assert_allclose((a * half + b * (counts - half)) / counts, np.tile(means, (25, 1)))
     # Columns follow the order asked for; images outside it are ignored.
     some = items[::-1][:40]
-    ra, rb = split_half_means(ratings, some, 25, 4)
+    ra, rb = split_halves(ratings, some, n_splits=25, seed=4)
     assert ra.shape == (25, 40)
     k = ratings.groupby("image_id").size().loc[some].to_numpy()
     full = ratings.groupby("image_id")["score"].mean().loc[some].to_numpy()
     np.testing.assert_allclose((ra * (k // 2) + rb * (k - k // 2)) / k, np.tile(full, (25, 1)))
 
 
-def test_split_half_means_name_an_image_that_cannot_be_split():
+def test_split_halves_name_an_image_that_cannot_be_split():
     ratings, _ = _raters(10, 4, 1.0, seed=14)
     lonely = pd.DataFrame({"image_id": ["lonely"], "rater_id": ["r000"], "score": [1.0]})
     messy = pd.concat([ratings, lonely], ignore_index=True)
@@ -164,6 +164,6 @@ def test_split_half_means_name_an_image_that_cannot_be_split():
         pytest.warns(RuntimeWarning, match="fewer than two raters"),
         pytest.raises(ValueError, match="lonely"),
     ):
-        split_half_means(messy, items, 5, 0)
+        split_halves(messy, items, n_splits=5, seed=0)
     with pytest.raises(ValueError, match="missing-image"):
-        split_half_means(ratings, ["missing-image", *items[:-1]], 5, 0)
+        split_halves(ratings, ["missing-image", *items[:-1]], n_splits=5, seed=0)

@@ -24,7 +24,7 @@ def key(item: str = "img1", rep: int = 0, dataset: str = "eva", **kw) -> CallKey
         "item": item,
         "family": "aurora",
         "model": "sim-aurora-v1",
-        "kind": "holistic",
+        "call_type": "holistic",
         "dimension": "",
         "repetition": rep,
         "temperature": 0.3,
@@ -119,10 +119,10 @@ def test_failed_rows_are_replaced_ok_rows_never(tmp_path: Path) -> None:
 def test_frame_filters_and_spend(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         store.record(key("a"), OK)
-        store.record(key("a", kind="dimension", dimension="colour"), OK)
+        store.record(key("a", call_type="dimension", dimension="colour"), OK)
         store.record(key("b", dataset="para"), FAILED)
         assert len(store.frame(dataset="eva")) == 2
-        assert set(store.frame(kinds=["dimension"]).dimension) == {"colour"}
+        assert set(store.frame(call_types=["dimension"]).dimension) == {"colour"}
         assert list(store.frame(status="failed").item) == ["b"]
         assert store.spend() == pytest.approx(2 * OK.cost)
         assert store.spend("para") == 0.0

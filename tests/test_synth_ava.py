@@ -11,7 +11,7 @@ from scipy.stats import spearmanr
 
 from judgepanel.cli import main
 from judgepanel.datasets import load_ava
-from judgepanel.stats import data_ceiling
+from judgepanel.stats import noise_ceiling
 from judgepanel_sim.world import ava as ava_world
 from judgepanel_sim.world.world import write_worlds
 
@@ -52,7 +52,7 @@ def test_the_adapter_reads_it_as_votes_without_raters(written):
     one = ds.votes[ds.votes["image_id"] == ds.images["image_id"].iloc[0]]
     mean = float((one["value"] * one["count"]).sum() / one["count"].sum())
     assert ds.images["mean_score"].iloc[0] == pytest.approx(mean)
-    assert data_ceiling(ds, n_resamples=50).method == "vote_split_half"
+    assert noise_ceiling(ds, n_resamples=50).method == "vote_split_half"
 
 
 def test_same_seed_same_bytes(tmp_path):

@@ -211,14 +211,12 @@ def test_attributes_are_positively_collinear_with_the_overall_score(worlds):
 
 def test_para_like_humans_are_more_reliable_than_eva_like(worlds):
     eva = noise_ceiling(
-        worlds["eva"].ratings, n_splits=20, item="image_id", rater="user_id", score="score"
+        worlds["eva"].ratings, n_splits=20, columns={"rater": "user_id"}
     ).split_half_r
     para = noise_ceiling(
         worlds["para"].ratings,
         n_splits=20,
-        item="imageName",
-        rater="userId",
-        score="aestheticScore",
+        columns={"item": "imageName", "rater": "userId", "score": "aestheticScore"},
     ).split_half_r
     assert 0.5 < eva < para < 0.99
 

@@ -32,7 +32,7 @@ def test_tb1_reads_markdown_and_takes_the_last_answer_line(text, k, best, worst)
 
 
 @pytest.mark.parametrize(
-    ("text", "kind", "k", "letter"),
+    ("text", "question", "k", "letter"),
     [
         ("C", "vab_top1", 3, "C"),
         ("  **b**  ", "vab_top1", 2, "B"),
@@ -50,15 +50,15 @@ def test_tb1_reads_markdown_and_takes_the_last_answer_line(text, k, best, worst)
         ("BEST: B\nWORST: A", "vab_bot1", 3, "A"),
     ],
 )
-def test_single_field_prompts_accept_bare_letters_and_fields(text, kind, k, letter):
-    ans = parse_answer(text, kind, k)
-    got = ans.best if kind == "vab_top1" else ans.worst
+def test_single_field_prompts_accept_bare_letters_and_fields(text, question, k, letter):
+    ans = parse_answer(text, question, k)
+    got = ans.best if question == "vab_top1" else ans.worst
     assert got == letter
-    assert (ans.worst if kind == "vab_top1" else ans.best) is None
+    assert (ans.worst if question == "vab_top1" else ans.best) is None
 
 
 @pytest.mark.parametrize(
-    ("text", "kind", "k", "message"),
+    ("text", "question", "k", "message"),
     [
         ("They are all lovely in their own way.", "vab_top1", 3, "no BEST"),
         ("The best image is the second one.", "vab_top1", 3, "no BEST"),
@@ -77,11 +77,11 @@ def test_single_field_prompts_accept_bare_letters_and_fields(text, kind, k, lett
         ("bestow: A", "vab_top1", 3, "no BEST"),
     ],
 )
-def test_unreadable_answers_raise_answer_error(text, kind, k, message):
+def test_unreadable_answers_raise_answer_error(text, question, k, message):
     with pytest.raises(AnswerError, match=message):
-        parse_answer(text, kind, k)
+        parse_answer(text, question, k)
 
 
-def test_unknown_kind_is_a_programming_error():
-    with pytest.raises(ValueError, match="unknown VAB prompt kind"):
+def test_unknown_question_is_a_programming_error():
+    with pytest.raises(ValueError, match="unknown VAB question"):
         parse_answer("BEST: A", "holistic", 3)

@@ -21,7 +21,7 @@ from judgepanel.studies.common.choice_parse import LETTERS, parse_answer
 CORPUS: list[dict] = yaml.safe_load(
     (Path(__file__).parent / "data" / "vab_answers.yaml").read_text(encoding="utf-8")
 )
-KINDS = {"top1": "vab_top1", "bot1": "vab_bot1", "tb1": "vab_tb1"}
+QUESTIONS = {"top1": "vab_top1", "bot1": "vab_bot1", "tb1": "vab_tb1"}
 UNREADABLE = "-"
 
 
@@ -55,7 +55,7 @@ def official_rule(text: str, kind: str, k: int) -> str:
 def our_rule(text: str, kind: str, k: int) -> str:
     """This project's parser, in the corpus's notation."""
     try:
-        answer = parse_answer(text, KINDS[kind], k)
+        answer = parse_answer(text, QUESTIONS[kind], k)
     except AnswerError:
         return UNREADABLE
     return _render(kind, answer.best, answer.worst)
@@ -70,7 +70,7 @@ def test_the_corpus_is_large_varied_and_well_formed():
     groups = Counter(case["group"] for case in CORPUS)
     assert {"clean", "commentary", "reasoning", "markdown", "article", "ambiguous"} <= set(groups)
     for case in CORPUS:
-        assert case["kind"] in KINDS and 2 <= case["k"] <= 26, case
+        assert case["kind"] in QUESTIONS and 2 <= case["k"] <= 26, case
         expect = str(case["expect"])
         if expect != UNREADABLE:
             letters = expect.split()

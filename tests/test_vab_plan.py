@@ -47,8 +47,8 @@ def _project(tmp_path: Path, predeclared: list[str]) -> Path:
 def _rubric_families(specs) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for s in specs:
-        if s.key.kind in ("holistic", "dimension"):
-            out.setdefault(s.key.kind, set()).add(s.key.family)
+        if s.key.call_type in ("holistic", "dimension"):
+            out.setdefault(s.key.call_type, set()).add(s.key.family)
     return out
 
 
@@ -67,11 +67,11 @@ def test_plan_scores_dimensions_for_the_panel_only(tmp_path):
         "holistic": set(FAMILIES),
         "dimension": {"aurora", "basalt"},
     }
-    kinds = Counter(s.key.kind for s in specs)
+    kinds = Counter(s.key.call_type for s in specs)
     assert kinds["holistic"] == n_images * len(FAMILIES)
     assert kinds["dimension"] == n_images * 2 * len(DIMENSIONS)
     # Image-major: every rubric call of an image comes before the next image's.
-    items = [s.key.item for s in specs if s.key.kind in ("holistic", "dimension")]
+    items = [s.key.item for s in specs if s.key.call_type in ("holistic", "dimension")]
     assert items == sorted(items, key=items.index)
     assert len(set(items)) == n_images
 

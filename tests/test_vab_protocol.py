@@ -123,7 +123,7 @@ def test_plan_calls_counts_keys_and_skips_tb1_for_pairs():
     specs = plan_calls(tasks, fams, balanced=False)
     # k=2: top1 + bot1; k=3, 4: three kinds; 3 orders; 2 families.
     assert len(specs) == 2 * 3 * (2 + 3 + 3)
-    assert not any(s.key.kind == "vab_tb1" and s.key.item.endswith("_0") for s in specs)
+    assert not any(s.key.call_type == "vab_tb1" and s.key.item.endswith("_0") for s in specs)
     keys = [s.key for s in specs]
     assert len(set(keys)) == len(keys)
     assert {s.key.repetition for s in specs} == {0, 1, 2}
@@ -138,7 +138,7 @@ def test_plan_calls_counts_keys_and_skips_tb1_for_pairs():
 
 def test_spec_builds_base64_images_and_parses_to_original_labels():
     tasks = _tasks([3])
-    specs = plan_calls(tasks, {"aurora": "sim-aurora-v1"}, kinds=("vab_tb1",), balanced=False)
+    specs = plan_calls(tasks, {"aurora": "sim-aurora-v1"}, questions=("vab_tb1",), balanced=False)
     spec = next(s for s in specs if s.key.repetition == 1)
     order = standard_orders(3, tasks.task_id[0], seed=0)[1]
     msgs = spec.build()
@@ -157,7 +157,7 @@ def test_spec_builds_base64_images_and_parses_to_original_labels():
 
 def test_predictions_from_store_rows_recompute_orders_and_check_them():
     tasks = _tasks([3])
-    specs = plan_calls(tasks, {"aurora": "sim-aurora-v1"}, kinds=("vab_top1",), balanced=True)
+    specs = plan_calls(tasks, {"aurora": "sim-aurora-v1"}, questions=("vab_top1",), balanced=True)
     rows = []
     for s in specs:
         parsed = s.parse("BEST: A")
@@ -184,7 +184,7 @@ def test_a_first_slot_judge_is_read_back_in_the_slot_it_named():
     tasks = _tasks([2, 3, 4, 5])
     tasks["ground_truth_best"] = ["B", "C", "D", "B"]
     tasks["ground_truth_worst"] = [None, "A", "A", "E"]
-    specs = plan_calls(tasks, {"aurora": "sim-aurora-v1"}, kinds=("vab_top1",), balanced=True)
+    specs = plan_calls(tasks, {"aurora": "sim-aurora-v1"}, questions=("vab_top1",), balanced=True)
     rows = [
         {**s.key.as_dict(), "status": "ok", "parsed": json.dumps(s.parse("**BEST:** a"))}
         for s in specs

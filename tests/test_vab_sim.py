@@ -79,22 +79,22 @@ def test_three_image_prompts_get_parseable_answers(sim_server, tasks, api_key):
         )
         text = resp.choices[0].message.content
         parsed = spec.parse(text)  # raises AnswerError if unreadable
-        kinds.add(spec.key.kind)
+        kinds.add(spec.key.call_type)
         labels = set(three.set_index("task_id").at[spec.key.item, "labels"])
-        if spec.key.kind in ("vab_top1", "vab_tb1"):
+        if spec.key.call_type in ("vab_top1", "vab_tb1"):
             assert parsed["best"] in labels
-        if spec.key.kind in ("vab_bot1", "vab_tb1"):
+        if spec.key.call_type in ("vab_bot1", "vab_tb1"):
             assert parsed["worst"] in labels
-        if spec.key.kind == "vab_tb1":
+        if spec.key.call_type == "vab_tb1":
             assert parsed["best"] != parsed["worst"]
-        if spec.key.kind == "vab_top1":
+        if spec.key.call_type == "vab_top1":
             assert "WORST" not in text.upper()
     assert kinds == {"vab_top1", "vab_bot1", "vab_tb1"}
 
 
 def test_judges_beat_chance_and_show_their_slot_pull(sim_server, tasks, tmp_path, api_key):
     panel = {f: ALL[f] for f in ("aurora", "basalt", "cobalt", "ember")}
-    specs = plan_calls(tasks, panel, kinds=("vab_top1",), balanced=False)
+    specs = plan_calls(tasks, panel, questions=("vab_top1",), balanced=False)
     with Store(tmp_path / "vab.sqlite") as store:
         summary = run_calls(
             specs,
@@ -123,7 +123,7 @@ def test_judges_beat_chance_and_show_their_slot_pull(sim_server, tasks, tmp_path
 
 def test_handler_matches_only_labelled_multi_image_comparisons(tasks):
     task = tasks.loc[tasks.n_images == 4].head(1)
-    spec = plan_calls(task, {"aurora": ALL["aurora"]}, kinds=("vab_tb1",), balanced=False)[0]
+    spec = plan_calls(task, {"aurora": ALL["aurora"]}, questions=("vab_tb1",), balanced=False)[0]
     req = _request(spec)
     handler = VabHandler()
     assert handler.matches(req)
@@ -135,7 +135,7 @@ def test_handler_matches_only_labelled_multi_image_comparisons(tasks):
 
 def test_malformed_answers_mix_unreadable_and_tolerable(tasks):
     task = tasks.loc[tasks.n_images == 3].head(1)
-    spec = plan_calls(task, {"aurora": ALL["aurora"]}, kinds=("vab_tb1",), balanced=False)[0]
+    spec = plan_calls(task, {"aurora": ALL["aurora"]}, questions=("vab_tb1",), balanced=False)[0]
     handler = VabHandler()
     readable, unreadable = 0, set()
     for seed in range(60):

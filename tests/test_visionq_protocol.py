@@ -63,7 +63,12 @@ def test_every_rotation_by_default(questions):
         ("cvpr2025_0002__fig_3__row_1", 1),
     ]
     key = specs[0].key
-    assert (key.kind, key.dimension, key.rubric_sha, key.temperature) == ("visionq", "", "", 0.3)
+    assert (key.call_type, key.dimension, key.rubric_sha, key.temperature) == (
+        "visionq",
+        "",
+        "",
+        0.3,
+    )
     assert len({s.key for s in specs}) == len(specs)
     assert len({s.seed for s in specs}) == len(specs)
 

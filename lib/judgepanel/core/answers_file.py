@@ -307,19 +307,19 @@ def read_answers(
         if not sample_text.isdigit():
             problems.append(f"line {line}: sample {sample_text!r} is not a whole number 0 or more")
             continue
-        kind = HOLISTIC if question == HOLISTIC else "dimension"
+        call_type = HOLISTIC if question == HOLISTIC else "dimension"
         dimension = "" if question == HOLISTIC else question
         key = CallKey(
             dataset=dataset,
             item=cells["image_id"],
             family=cells["judge"],
             model=cells.get("model", "") or cells["judge"],
-            kind=kind,
+            call_type=call_type,
             dimension=dimension,
             repetition=int(sample_text),
             temperature=float(temperature),
-            rubric_sha=rubric.sha_of(kind),
-            prompt_hash=rubric.prompt_hash(kind, dimension),
+            rubric_sha=rubric.sha_of(call_type),
+            prompt_hash=rubric.prompt_hash(call_type, dimension),
         )
         if key in seen:
             problems.append(
@@ -350,7 +350,7 @@ def answer_ranges(rows: Sequence[ImportedRow]) -> dict[str, tuple[float, float]]
     """The lowest and highest answer to each question of read rows (for
     :func:`judgepanel.core.scales.scale_notes`)."""
     return observed_ranges(
-        (HOLISTIC if r.key.kind == HOLISTIC else r.key.dimension, float(r.result.value))
+        (HOLISTIC if r.key.call_type == HOLISTIC else r.key.dimension, float(r.result.value))
         for r in rows
         if r.result.value is not None
     )
@@ -434,11 +434,11 @@ def long_answers(calls: pd.DataFrame, dataset: str | None = None) -> pd.DataFram
                 f"{', '.join(present) or 'none'}"
             )
         rows = rows[rows["dataset"] == dataset]
-    for kind in RUBRIC_KINDS:
-        shas = rows.loc[rows["kind"] == kind, "rubric_sha"].unique()
+    for call_type in RUBRIC_KINDS:
+        shas = rows.loc[rows["kind"] == call_type, "rubric_sha"].unique()
         if len(shas) > 1:
             raise AnswersError(
-                f"the store holds {kind} answers under {len(shas)} rubrics; a long file "
+                f"the store holds {call_type} answers under {len(shas)} rubrics; a long file "
                 "holds one rubric's answers"
             )
     value = rows["value"].astype(float)

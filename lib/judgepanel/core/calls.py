@@ -19,7 +19,7 @@ from judgepanel.core.errors import JudgepanelError
 
 Message = dict[str, Any]
 
-KEY_FIELDS: tuple[str, ...] = (
+KEY_FIELDS: tuple[str, ...] = (  # the store's key columns, in CallKey's field order
     "dataset",
     "item",
     "family",
@@ -31,7 +31,6 @@ KEY_FIELDS: tuple[str, ...] = (
     "rubric_sha",
     "prompt_hash",
 )
-_KEY_VALUES = operator.attrgetter(*KEY_FIELDS)  # as_tuple without astuple's deep copy
 
 
 @dataclass(frozen=True, order=True)
@@ -43,8 +42,9 @@ class CallKey:
         item: image id, VAB task id or VisionQ question id.
         family: family name from the profile (``aurora``, ``gemini``...).
         model: the model id sent to the endpoint.
-        kind: prompt kind: ``holistic``, ``dimension``, ``vab_top1``, ``vab_bot1``,
-            ``vab_tb1`` or ``visionq``.
+        call_type: what the call asks: ``holistic``, ``dimension``, ``sham``, their
+            ``_logprob`` forms, ``vab_top1``, ``vab_bot1``, ``vab_tb1`` or ``visionq``
+            (the store's column ``kind``).
         dimension: the rubric dimension for ``dimension`` calls, else ``""``.
         repetition: repetition index (for VAB the order index, for VisionQ the rotation).
         temperature: sampling temperature.
@@ -56,7 +56,7 @@ class CallKey:
     item: str
     family: str
     model: str
-    kind: str
+    call_type: str
     dimension: str
     repetition: int
     temperature: float
@@ -67,7 +67,12 @@ class CallKey:
         return _KEY_VALUES(self)
 
     def as_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The key as the store's columns (``call_type`` in column ``kind``)."""
+        return dict(zip(KEY_FIELDS, self.as_tuple(), strict=True))
+
+
+# as_tuple without astuple's deep copy, in field order (the store's column order)
+_KEY_VALUES = operator.attrgetter(*(f.name for f in fields(CallKey)))
 
 
 class AnswerError(JudgepanelError, ValueError):
@@ -124,7 +129,7 @@ def key_digest(key: CallKey) -> int:
     """
     k = key
     blob = (  # one f-string: this runs once per planned call on every resume
-        f"{k.dataset}\x1f{k.item}\x1f{k.family}\x1f{k.model}\x1f{k.kind}\x1f{k.dimension}"
+        f"{k.dataset}\x1f{k.item}\x1f{k.family}\x1f{k.model}\x1f{k.call_type}\x1f{k.dimension}"
         f"\x1f{k.repetition}\x1f{k.temperature!r}\x1f{k.rubric_sha}\x1f{k.prompt_hash}"
     ).encode()
     return int.from_bytes(hashlib.blake2b(blob, digest_size=8).digest(), "big", signed=True)
@@ -142,13 +147,13 @@ class PromptSpec:
     not depend on who is asked or which repetition it is.
 
     A planner builds these once per item and crosses them with its families and
-    repetitions through :func:`make_spec`; ``kind`` is the kind stored in the key (e.g. a
-    logprob kind).
+    repetitions through :func:`make_spec`; ``call_type`` is the one stored in the key (e.g.
+    a logprob call type).
     """
 
     dataset: str
     item: str
-    kind: str
+    call_type: str
     prompt_hash: str
     build: Callable[[], list[Message]]
     parse: Callable[[str], Any]
@@ -173,7 +178,7 @@ def make_spec(prompt: PromptSpec, *, family: str, model: str, repetition: int) -
         item=prompt.item,
         family=family,
         model=model,
-        kind=prompt.kind,
+        call_type=prompt.call_type,
         dimension=prompt.dimension,
         repetition=repetition,
         temperature=float(prompt.temperature),

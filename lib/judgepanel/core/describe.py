@@ -22,7 +22,7 @@ from judgepanel.datasets import Dataset, load_dataset
 from judgepanel.datasets.attribute import HOLISTIC
 from judgepanel.datasets.kinds import get_kind, rated_kinds
 from judgepanel.datasets.mapping import FIXED_DIMENSIONS
-from judgepanel.stats.ceiling_choice import data_ceiling
+from judgepanel.stats import noise_ceiling
 
 METHOD_WORDS = {
     "per_rater_split_half": "per-rater split-half",
@@ -124,7 +124,7 @@ def describe_dataset(
 def _ceiling(ds: Dataset, column: str, n_splits: int, n_resamples: int, seed: int) -> dict:
     """The noise ceiling of one attribute, as the description's ``ceiling*`` keys."""
     try:
-        found = data_ceiling(
+        found = noise_ceiling(
             ds, attribute=column, n_splits=n_splits, n_resamples=n_resamples, seed=seed
         )
         ceiling, method = found.ceiling, found.method

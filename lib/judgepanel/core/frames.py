@@ -80,7 +80,7 @@ def read_calls(
 ) -> pd.DataFrame:
     """The stored calls of ``dataset`` (see :meth:`Store.frame`); the store is closed after."""
     with Store(store, readonly=True) as db:
-        return db.frame(dataset=dataset, kinds=kinds, columns=columns)
+        return db.frame(dataset=dataset, call_types=kinds, columns=columns)
 
 
 def scored_dataset(kind: str, root: str | Path, design: ScoringDesign, **keys: Any) -> Dataset:

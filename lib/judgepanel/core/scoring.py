@@ -120,12 +120,12 @@ def estimate_plan(
         price = prices[key.model]
         # Repetitions and families of one prompt on one item send requests of one shape
         # (only the seed or the model id differs), so each shape is built once.
-        shape_key = (key.dataset, key.item, key.kind, key.dimension, key.prompt_hash)
+        shape_key = (key.dataset, key.item, key.call_type, key.dimension, key.prompt_hash)
         shape = shapes.get(shape_key)
         if shape is None or shape.max_tokens != spec.max_tokens:
             shape = shapes[shape_key] = RequestShape.of(spec.build(), spec.max_tokens)
         row["upper_bound_usd"] += shape.bound(max_reasks).cost(price)
-        seen = observed.get((key.model, key.kind))
+        seen = observed.get((key.model, key.call_type))
         if seen is not None:
             row["expected_usd"] += seen
         else:

@@ -63,7 +63,7 @@ class Dataset:
     ``images`` may also carry ``split`` (the release's train/validation/test) and ``group``.
     Where ``ratings`` has no per-rater data it is empty, with columns ``image_id``,
     ``rater_id`` and ``score``; the noise ceiling then comes from ``votes`` or ``summary``
-    (:func:`judgepanel.stats.ceiling_choice.data_ceiling`).
+    (:func:`judgepanel.stats.ceiling.noise_ceiling`).
     """
 
     name: str

@@ -43,15 +43,15 @@ RUN_MEASURES: dict[str, tuple[str, ...]] = {
 """Per table, the columns that measure the execution or the checkout, not the data: left out
 of digests."""
 
-KINDS = ("full", "quick")
+SIZES = ("full", "quick")
 DEFAULT_PROFILE = "demo"
 
 
-def reference_dir(kind: str, root: Path | None = None, profile: str = DEFAULT_PROFILE) -> Path:
-    """Where the committed manifest and tables of ``profile``'s report of ``kind`` live."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown report kind {kind!r}; choose from {', '.join(KINDS)}")
-    return (root or project_root()) / "tests" / "reference" / f"{profile}-{kind}"
+def reference_dir(size: str, root: Path | None = None, profile: str = DEFAULT_PROFILE) -> Path:
+    """Where the committed manifest and tables of ``profile``'s report of ``size`` live."""
+    if size not in SIZES:
+        raise ValueError(f"unknown report size {size!r}; choose from {', '.join(SIZES)}")
+    return (root or project_root()) / "tests" / "reference" / f"{profile}-{size}"
 
 
 def write_table(df: pd.DataFrame, path: Path, index: bool = False) -> None:
@@ -91,12 +91,12 @@ def table_digest(path: Path) -> str:
     return hashlib.sha256(buf.getvalue().encode("utf-8")).hexdigest()
 
 
-def manifest_text(outputs: Path, kind: str, profile: str = DEFAULT_PROFILE) -> str:
+def manifest_text(outputs: Path, size: str, profile: str = DEFAULT_PROFILE) -> str:
     """The manifest of a report folder: a short header, then ``digest  path`` per table."""
     left_out = "; ".join(f"{t}: {', '.join(c)}" for t, c in sorted(RUN_MEASURES.items()))
     lines = [
         "# judgepanel report tables: SHA-256 of each table as `judgepanel verify` reads it",
-        f"# kind: {kind}",
+        f"# kind: {size}",
         *([f"# profile: {profile}"] if profile != DEFAULT_PROFILE else []),
         f"# floats: {FLOAT_DIGITS} significant digits; columns left out: {left_out}",
     ]
@@ -105,30 +105,30 @@ def manifest_text(outputs: Path, kind: str, profile: str = DEFAULT_PROFILE) -> s
     return "\n".join(lines) + "\n"
 
 
-def write_manifest(outputs: Path, kind: str, profile: str = DEFAULT_PROFILE) -> Path:
+def write_manifest(outputs: Path, size: str, profile: str = DEFAULT_PROFILE) -> Path:
     """Write ``outputs/MANIFEST.sha256`` for ``profile``'s report in ``outputs``."""
     path = Path(outputs) / MANIFEST_NAME
-    path.write_text(manifest_text(outputs, kind, profile), encoding="utf-8")
+    path.write_text(manifest_text(outputs, size, profile), encoding="utf-8")
     return path
 
 
 @dataclass(frozen=True)
 class Manifest:
-    """A parsed manifest: the report's kind, its profile and each table's digest by
+    """A parsed manifest: the report's size, its profile and each table's digest by
     relative path."""
 
-    kind: str
+    size: str
     digests: dict[str, str]
     profile: str = DEFAULT_PROFILE
 
 
 def read_manifest(path: Path) -> Manifest:
     """Parse a manifest file; a malformed line is an error naming the file and the line."""
-    kind, profile = "", DEFAULT_PROFILE
+    size, profile = "", DEFAULT_PROFILE
     digests: dict[str, str] = {}
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if line.startswith("# kind:"):
-            kind = line.split(":", 1)[1].strip()
+            size = line.split(":", 1)[1].strip()
         if line.startswith("# profile:"):
             profile = line.split(":", 1)[1].strip()
         if not line.strip() or line.startswith("#"):
@@ -137,22 +137,22 @@ def read_manifest(path: Path) -> Manifest:
         if not sep or len(digest) != 64:
             raise ValueError(f"{path}:{number}: expected '<sha256>  <path>', got {line!r}")
         digests[rel] = digest
-    if kind not in KINDS:
+    if size not in SIZES:
         raise ValueError(f"{path}: no '# kind: full|quick' line")
-    return Manifest(kind, digests, profile)
+    return Manifest(size, digests, profile)
 
 
 def report_manifest(outputs: Path) -> Manifest:
-    """The manifest the report in ``outputs`` wrote (its kind and profile)."""
+    """The manifest the report in ``outputs`` wrote (its size and profile)."""
     path = Path(outputs) / MANIFEST_NAME
     if not path.exists():
         raise FileNotFoundError(f"{path}: no manifest; run `make report` (or QUICK=1) first")
     return read_manifest(path)
 
 
-def report_kind(outputs: Path) -> str:
+def report_size(outputs: Path) -> str:
     """Whether the report in ``outputs`` is quick or full, from the manifest it wrote."""
-    return report_manifest(outputs).kind
+    return report_manifest(outputs).size
 
 
 def first_difference(got: pd.DataFrame, want: pd.DataFrame) -> str:
@@ -173,7 +173,7 @@ def first_difference(got: pd.DataFrame, want: pd.DataFrame) -> str:
 
 
 def _reference_of(outputs: Path, made: Manifest, say: Callable[[str], None]) -> tuple[Path, bool]:
-    """The committed reference of a report's kind and profile, and whether it is the demo's
+    """The committed reference of a report's size and profile, and whether it is the demo's
     standing in for a profile that has none: a report extended by another profile's
     notebooks (``make calibrate`` reports profile ``calibration`` into the demo's folder)
     is checked on the demo's tables.
@@ -181,15 +181,15 @@ def _reference_of(outputs: Path, made: Manifest, say: Callable[[str], None]) -> 
     Raises:
         ValueError: no reference is committed for the report, in one line with the fix.
     """
-    own = reference_dir(made.kind, profile=made.profile)
+    own = reference_dir(made.size, profile=made.profile)
     if (own / MANIFEST_NAME).is_file() or made.profile == DEFAULT_PROFILE:
         return own, False
-    demo = reference_dir(made.kind)
+    demo = reference_dir(made.size)
     if not (demo / MANIFEST_NAME).is_file():
         return own, False
     say(
         f"{outputs}: its manifest names profile {made.profile!r}, which has no committed "
-        f"reference; its tables are checked against the demo's {made.kind} report ({demo}), "
+        f"reference; its tables are checked against the demo's {made.size} report ({demo}), "
         f"and those of {made.profile}'s own notebooks are listed, not checked"
     )
     return demo, True
@@ -198,7 +198,7 @@ def _reference_of(outputs: Path, made: Manifest, say: Callable[[str], None]) -> 
 def verify(
     outputs: Path, reference: Path | None = None, say: Callable[[str], None] = lambda _: None
 ) -> list[str]:
-    """Compare the report in ``outputs`` with the committed report of its kind and profile.
+    """Compare the report in ``outputs`` with the committed report of its size and profile.
 
     Returns one line per difference (an empty list when every table matches): a table
     whose digest differs, with its first differing cell; a table missing from either side.
@@ -212,19 +212,19 @@ def verify(
     """
     outputs = Path(outputs)
     got_manifest = report_manifest(outputs)
-    kind = got_manifest.kind
+    size = got_manifest.size
     extended = False
     if reference is None:
         reference, extended = _reference_of(outputs, got_manifest, say)
     if not (Path(reference) / MANIFEST_NAME).is_file():
         raise ValueError(
-            f"{Path(reference) / MANIFEST_NAME}: no committed reference of the {kind} report "
+            f"{Path(reference) / MANIFEST_NAME}: no committed reference of the {size} report "
             f"of profile {got_manifest.profile!r}; name one with --reference DIR, or write "
             "it from this report with `judgepanel verify --update`"
         )
     want = read_manifest(Path(reference) / MANIFEST_NAME)
-    if want.kind != kind:
-        return [f"{outputs} holds a {kind} report; {reference} is the {want.kind} one"]
+    if want.size != size:
+        return [f"{outputs} holds a {size} report; {reference} is the {want.size} one"]
     if want.profile != got_manifest.profile and not extended:
         return [
             f"{outputs} holds the report of profile {got_manifest.profile!r}; {reference} "
@@ -248,25 +248,25 @@ def verify(
         for rel in extra:
             say(f"{rel}: of profile {got_manifest.profile}, not checked (no reference)")
         return problems
-    problems += [f"{rel}: not in the committed {kind} manifest" for rel in extra]
+    problems += [f"{rel}: not in the committed {size} manifest" for rel in extra]
     return problems
 
 
 def publish_reference(outputs: Path, root: Path | None = None) -> Path:
-    """Copy a report's manifest and tables into the committed reference of its kind.
+    """Copy a report's manifest and tables into the committed reference of its size.
 
     Run after a deliberate change to a table (``judgepanel verify --update``); the commit
     that changes a table then shows the new numbers cell by cell.
     """
     outputs = Path(outputs)
     made = report_manifest(outputs)
-    dest = reference_dir(made.kind, root, made.profile)
+    dest = reference_dir(made.size, root, made.profile)
     if dest.exists():
         shutil.rmtree(dest)
     for rel in table_paths(outputs):
         target = dest / "tables" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         canonical_table(outputs / rel).to_csv(target, index=False, lineterminator="\n")
-    text = manifest_text(outputs, made.kind, made.profile)
+    text = manifest_text(outputs, made.size, made.profile)
     (dest / MANIFEST_NAME).write_text(text, encoding="utf-8")
     return dest

@@ -80,7 +80,7 @@ def score_specs(
             value = float(spec.parse(text)["score"])
         except AnswerError:
             value = float("nan")
-        rows.append((key.item, key.family, key.kind, key.dimension, key.repetition, value))
+        rows.append((key.item, key.family, key.call_type, key.dimension, key.repetition, value))
     return pd.DataFrame(
         rows, columns=["item", "family", "kind", "dimension", "repetition", "value"]
     )

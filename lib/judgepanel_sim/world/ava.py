@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.datasets import load_dataset
-from judgepanel.stats import data_ceiling, spearman
+from judgepanel.stats import noise_ceiling, spearman
 from judgepanel_sim import portable as P
 from judgepanel_sim.world.aesthetic import LATENTS, knob_table, sample_latents, unit_mix
 from judgepanel_sim.world.files import publish, write_images, write_manifest, write_truth_table
@@ -168,7 +168,7 @@ def measure_ava(world: AvaWorld, folder: Path) -> dict:
     img = ds.images
     truth = world.images.set_index(world.images["image_id"].astype(str))
     truth = truth.reindex(img["image_id"].astype(str))
-    ceiling = data_ceiling(ds, n_resamples=200, seed=0)
+    ceiling = noise_ceiling(ds, n_resamples=200, seed=0)
     y = img["mean_score"].to_numpy(float)
     votes = world.votes.sum(axis=1)
     return {

@@ -67,7 +67,7 @@ def build_lines(
         cid = custom_id(key)
         seed = seeds.get(cid, spec.seed)
         messages = spec.build()
-        shape_key = (key.dataset, key.item, key.kind, key.dimension, key.prompt_hash)
+        shape_key = (key.dataset, key.item, key.call_type, key.dimension, key.prompt_hash)
         shape = shapes.get(shape_key)
         if shape is None or shape.max_tokens != spec.max_tokens:
             if len(shapes) > 1024:
@@ -93,7 +93,7 @@ def chunks(
     for line in lines:
         if len(line.data) > max_bytes:
             raise ValueError(
-                f"the request of {line.spec.key.item} ({line.spec.key.kind}) is "
+                f"the request of {line.spec.key.item} ({line.spec.key.call_type}) is "
                 f"{len(line.data)} bytes, more than a batch file may hold ({max_bytes})"
             )
         group = (line.spec.key.dataset, line.spec.key.model)

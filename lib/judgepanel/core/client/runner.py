@@ -59,7 +59,7 @@ def group_key(spec: CallSpec) -> tuple:
         k.item,
         k.family,
         k.model,
-        k.kind,
+        k.call_type,
         k.dimension,
         k.temperature,
         k.rubric_sha,

@@ -18,7 +18,8 @@ from judgepanel.core.parsing import parse_levels, parse_score
 from judgepanel.core.rubric import defaults
 
 Message = dict[str, Any]
-KINDS: tuple[str, ...] = ("holistic", "dimension", "sham")
+CALL_TYPES: tuple[str, ...] = ("holistic", "dimension", "sham")
+"""The calls a rubric can plan: its holistic prompt, its dimension prompts, the sham's."""
 
 
 @dataclass(frozen=True)
@@ -130,23 +131,25 @@ class Rubric:
         """The dimension keys in declared order."""
         return tuple(self.dimensions)
 
-    def kinds(self) -> tuple[str, ...]:
-        """The prompt kinds this rubric can plan."""
+    def call_types(self) -> tuple[str, ...]:
+        """The calls this rubric can plan (of :data:`CALL_TYPES`)."""
         return tuple(
-            k for k in KINDS if (k != "holistic" or self.holistic) and (k != "sham" or self.sham)
+            k
+            for k in CALL_TYPES
+            if (k != "holistic" or self.holistic) and (k != "sham" or self.sham)
         )
 
-    def scale(self, kind: str, dimension: str = "") -> Scale:
-        """The scale a prompt of ``kind`` asks for (a sham prompt keeps its dimension's)."""
-        if kind.startswith("holistic"):
+    def scale(self, call_type: str, dimension: str = "") -> Scale:
+        """The scale a prompt of ``call_type`` asks for (a sham prompt keeps its dimension's)."""
+        if call_type.startswith("holistic"):
             if self.holistic is None:
                 raise ValueError(f"{self.source}: the rubric asks no holistic question")
             return self.holistic.scale
         return self.dimensions[dimension].scale
 
-    def parser(self, kind: str, dimension: str = "") -> Callable[[str], Any]:
-        """The parser validating an answer to a prompt of ``kind`` against its scale."""
-        return self.scale(kind, dimension).parser()
+    def parser(self, call_type: str, dimension: str = "") -> Callable[[str], Any]:
+        """The parser validating an answer to a prompt of ``call_type`` against its scale."""
+        return self.scale(call_type, dimension).parser()
 
     def holistic_messages(self, image_url: str) -> list[Message]:
         """The holistic question with the image, as one user message."""
@@ -193,25 +196,25 @@ class Rubric:
             raise ValueError(f"{self.source}: the rubric has no sham variant")
         return self.dimension_messages(dimension, image_url, criteria=self.sham[dimension])
 
-    def messages(self, kind: str, dimension: str, image_url: str) -> list[Message]:
-        """Messages for ``kind`` "holistic" (dimension ""), "dimension" or "sham"."""
-        if kind == "holistic":
+    def messages(self, call_type: str, dimension: str, image_url: str) -> list[Message]:
+        """Messages for ``call_type`` "holistic" (dimension ""), "dimension" or "sham"."""
+        if call_type == "holistic":
             return self.holistic_messages(image_url)
-        if kind == "dimension":
+        if call_type == "dimension":
             return self.dimension_messages(dimension, image_url)
-        if kind == "sham":
+        if call_type == "sham":
             return self.sham_messages(dimension, image_url)
         raise ValueError(
-            f"unknown prompt kind {kind!r}; expected 'holistic', 'dimension' or 'sham'"
+            f"unknown call type {call_type!r}; expected 'holistic', 'dimension' or 'sham'"
         )
 
-    def sha_of(self, kind: str) -> str:
-        """The hash a call of ``kind`` is keyed by: the sham's covers its derangement too."""
-        return self.sham_sha256 if kind == "sham" else self.sha256
+    def sha_of(self, call_type: str) -> str:
+        """The hash a call of ``call_type`` is keyed by: the sham's covers its derangement too."""
+        return self.sham_sha256 if call_type == "sham" else self.sha256
 
-    def prompt_hash(self, kind: str, dimension: str = "") -> str:
+    def prompt_hash(self, call_type: str, dimension: str = "") -> str:
         """SHA-256 of the request text with the image left out: part of every store key."""
-        return messages_hash(self.messages(kind, dimension, "<image>"))
+        return messages_hash(self.messages(call_type, dimension, "<image>"))
 
 
 def _user(text: str, image_url: str) -> Message:

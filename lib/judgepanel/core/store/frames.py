@@ -15,18 +15,22 @@ from judgepanel.core.store.writer import COLUMNS
 
 
 def where(
-    *, dataset: str | None = None, kinds: Iterable[str] | None = None, status: str | None = None
+    *,
+    dataset: str | None = None,
+    call_types: Iterable[str] | None = None,
+    status: str | None = None,
 ) -> tuple[str, list[Any]]:
-    """A ``WHERE`` clause (``""`` when nothing is filtered) and its parameters."""
+    """A ``WHERE`` clause (``""`` when nothing is filtered) and its parameters; call types
+    are the store's column ``kind``."""
     terms: list[str] = []
     params: list[Any] = []
     if dataset is not None:
         terms.append("dataset = ?")
         params.append(dataset)
-    if kinds is not None:
-        kinds = list(kinds)
-        terms.append(f"kind IN ({', '.join('?' * len(kinds))})")
-        params.extend(kinds)
+    if call_types is not None:
+        call_types = list(call_types)
+        terms.append(f"kind IN ({', '.join('?' * len(call_types))})")
+        params.extend(call_types)
     if status is not None:
         terms.append("status = ?")
         params.append(status)
@@ -81,7 +85,7 @@ class Reader:
     def frame(
         self,
         dataset: str | None = None,
-        kinds: Iterable[str] | None = None,
+        call_types: Iterable[str] | None = None,
         status: str | None = None,
         columns: Sequence[str] | None = None,
     ) -> pd.DataFrame:
@@ -89,7 +93,7 @@ class Reader:
 
         Args:
             dataset: only this dataset.
-            kinds: only these prompt kinds.
+            call_types: only these call types (column ``kind``).
             status: only ``ok`` or only ``failed`` calls.
             columns: only these columns (all by default); reading fewer is faster, the
                 answer texts being most of the file.
@@ -101,7 +105,7 @@ class Reader:
         unknown = [c for c in wanted if c not in COLUMNS]
         if unknown:
             raise StoreError(f"{self.path}: no columns {unknown}; columns are {list(COLUMNS)}")
-        sql, params = where(dataset=dataset, kinds=kinds, status=status)
+        sql, params = where(dataset=dataset, call_types=call_types, status=status)
         selected = ", ".join(UNPRICED_COST if c == "cost" else c for c in wanted)
         query = f"SELECT {selected} FROM calls{sql} ORDER BY {', '.join(KEY_FIELDS)}"
         df = pd.read_sql_query(query, self._conn, params=params)

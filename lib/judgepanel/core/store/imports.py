@@ -152,7 +152,7 @@ class Importer:
                     stored = "a failed call" if found[0] != "ok" else f"the answer {found[1]:g}"
                     raise StoreError(
                         f"{source.file}, line {row.line}: {row.key.family} on {row.key.item} "
-                        f"({row.key.dimension or row.key.kind}, sample {row.key.repetition}) "
+                        f"({row.key.dimension or row.key.call_type}, sample {row.key.repetition}) "
                         f"is already stored with {stored} from another source; nothing was "
                         "imported"
                     )

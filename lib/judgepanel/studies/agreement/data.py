@@ -60,8 +60,8 @@ class Question:
     attribute: str
 
     @property
-    def kind(self) -> str:
-        """The store's prompt kind of the judges' answers: holistic or dimension."""
+    def call_type(self) -> str:
+        """The calls of the judges' answers: holistic or dimension (the store's ``kind``)."""
         return HOLISTIC if self.key == HOLISTIC else "dimension"
 
     @property
@@ -241,10 +241,10 @@ def agreement_data(
     if question == HOLISTIC:
         data.require_overall("the agreement of judges with people")
     asked = question_of(data, rubric, question)
-    scale_of = rubric.scale(asked.kind, "" if asked.key == HOLISTIC else asked.key)
+    scale_of = rubric.scale(asked.call_type, "" if asked.key == HOLISTIC else asked.key)
     judge_scale = (scale_of.min, scale_of.max)
     answers = score_table(
-        calls, dataset, families=families, rubric_sha=rubric.sha256, kinds=(asked.kind,)
+        calls, dataset, families=families, rubric_sha=rubric.sha256, kinds=(asked.call_type,)
     )
     if asked.key != HOLISTIC:
         answers = answers[answers["dimension"] == asked.key]

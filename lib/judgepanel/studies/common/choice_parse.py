@@ -42,8 +42,8 @@ from judgepanel.core.calls import AnswerError
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-KINDS: tuple[str, ...] = ("vab_top1", "vab_bot1", "vab_tb1")
-"""Prompt kinds: pick the best, pick the worst, pick both."""
+QUESTIONS: tuple[str, ...] = ("vab_top1", "vab_bot1", "vab_tb1")
+"""The questions a VAB prompt asks (its call kind): pick the best, the worst, both."""
 
 # Decoration allowed between a field name and its letter: markdown emphasis, colons, dashes,
 # brackets, quotes, "=" and "#".
@@ -180,12 +180,12 @@ def _check_range(letter: str, k: int, field: str) -> str:
     return letter
 
 
-def parse_answer(text: str, kind: str, k: int) -> ShownAnswer:
+def parse_answer(text: str, question: str, k: int) -> ShownAnswer:
     """Read the slot letters from a judge's answer (the rule is in the module docstring).
 
     Args:
         text: the assistant's text.
-        kind: ``vab_top1``, ``vab_bot1`` or ``vab_tb1``.
+        question: ``vab_top1``, ``vab_bot1`` or ``vab_tb1``.
         k: number of images shown.
 
     Returns:
@@ -195,13 +195,13 @@ def parse_answer(text: str, kind: str, k: int) -> ShownAnswer:
         AnswerError: no readable letter, an ambiguous one, a letter out of range, or
             (TB-1, k >= 3) the same image named best and worst.
     """
-    if kind not in KINDS:
-        raise ValueError(f"unknown VAB prompt kind {kind!r}; expected one of {KINDS}")
+    if question not in QUESTIONS:
+        raise ValueError(f"unknown VAB question {question!r}; expected one of {QUESTIONS}")
     if not 2 <= k <= len(LETTERS):
         raise ValueError(f"set size {k} out of range")
     text = text or ""
     statements = _statements(text)
-    if kind == "vab_tb1":
+    if question == "vab_tb1":
         best = _field_letter(statements, "BEST")
         worst = _field_letter(statements, "WORST")
         missing = [n for n, v in (("BEST", best), ("WORST", worst)) if v is None]
@@ -213,7 +213,7 @@ def parse_answer(text: str, kind: str, k: int) -> ShownAnswer:
         if best == worst and k >= 3:
             raise AnswerError(f"the same image {best} was named both best and worst")
         return ShownAnswer(best, worst)
-    field = "BEST" if kind == "vab_top1" else "WORST"
+    field = "BEST" if question == "vab_top1" else "WORST"
     letter = _field_letter(statements, field)
     if letter is None:
         letter = _field_letter(statements, "ANSWER")
@@ -222,7 +222,7 @@ def parse_answer(text: str, kind: str, k: int) -> ShownAnswer:
     if letter is None:
         raise AnswerError(f"no {field} letter found in the answer")
     letter = _check_range(letter, k, field)
-    if kind == "vab_top1":
+    if question == "vab_top1":
         return ShownAnswer(letter, None)
     return ShownAnswer(None, letter)
 

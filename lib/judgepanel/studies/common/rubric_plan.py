@@ -24,22 +24,25 @@ from judgepanel.datasets.vab import image_mime
 SCORE_MAX_TOKENS = 200
 """Completion cap of a rubric call: the JSON score and a one-sentence reason fit in ~60."""
 
-LOGPROB_KINDS: dict[str, str] = {"holistic": "holistic_logprob", "dimension": "dimension_logprob"}
-"""The stored prompt kind of a rubric prompt asked once with logprobs (``prompt_mode:
+LOGPROB_CALL_TYPES: dict[str, str] = {
+    "holistic": "holistic_logprob",
+    "dimension": "dimension_logprob",
+}
+"""The stored call type of a rubric prompt asked once with logprobs (``prompt_mode:
 logprob``); its prompt, rubric hash and other key fields are the sampled prompt's."""
 
 LOGPROB_BODY: tuple[tuple[str, object], ...] = (("logprobs", True), ("top_logprobs", TOP_LOGPROBS))
 """The request fields of a logprob call."""
 
 
-def _build(rubric: Rubric, kind: str, dimension: str, path: str) -> list[dict[str, Any]]:
-    return rubric.messages(kind, dimension, cached_data_url(path))
+def _build(rubric: Rubric, call_type: str, dimension: str, path: str) -> list[dict[str, Any]]:
+    return rubric.messages(call_type, dimension, cached_data_url(path))
 
 
 def _build_from_bytes(
-    rubric: Rubric, kind: str, dimension: str, data: bytes
+    rubric: Rubric, call_type: str, dimension: str, data: bytes
 ) -> list[dict[str, Any]]:
-    return rubric.messages(kind, dimension, _bytes_url(data))
+    return rubric.messages(call_type, dimension, _bytes_url(data))
 
 
 @lru_cache(maxsize=32)
@@ -61,10 +64,10 @@ def _text_chars(messages: list[dict[str, Any]]) -> int:
 
 
 def _logprob_reader(
-    logprob: LogprobScoring, rubric: Rubric, kind: str, dimension: str
+    logprob: LogprobScoring, rubric: Rubric, call_type: str, dimension: str
 ) -> LogprobScoring:
     """The logprob reader of one prompt, on that prompt's integer scale."""
-    scale = rubric.scale(kind, dimension)
+    scale = rubric.scale(call_type, dimension)
     if scale.levels is not None:
         raise ValueError(
             f"{rubric.source}: dimension {dimension!r} is scored on named levels, which "
@@ -81,7 +84,7 @@ def plan_images(
     design: ScoringDesign,
     *,
     dataset: str,
-    kinds: tuple[str, ...] = ("holistic", "dimension"),
+    call_types: tuple[str, ...] = ("holistic", "dimension"),
     only: Mapping[str, Collection[str]] | None = None,
     logprob: LogprobScoring | None = None,
     rubric: Rubric | None = None,
@@ -99,18 +102,18 @@ def plan_images(
         families: family name -> model id.
         design: repetitions and temperature.
         dataset: the dataset key in the store.
-        kinds: the prompt kinds to plan; ``sham`` (the sham rubric's dimension prompts)
+        call_types: the call types to plan; ``sham`` (the sham rubric's dimension prompts)
             takes ``design.sham_r`` repetitions.
-        only: prompt kind -> the families that get it, for a kind that only some of
-            ``families`` need (the others get every kind of ``kinds``). The plan stays
+        only: call type -> the families that get it, for a call type that only some of
+            ``families`` need (the others get every call type of ``call_types``). The plan stays
             image-major, so each image is still encoded once.
         logprob: ask each holistic and dimension prompt once, with logprobs, read by this
-            (kinds ``LOGPROB_KINDS``; ``None``: sample them k and R times).
+            (call types ``LOGPROB_CALL_TYPES``; ``None``: sample them k and R times).
         rubric: the rubric whose prompts, parsers and hash the calls get (default: the
             project's ``rubric/`` folder).
 
     Raises:
-        ValueError: missing columns, duplicate image ids, or ``only`` naming a kind not
+        ValueError: missing columns, duplicate image ids, or ``only`` naming a call type not
             planned or a family not in ``families``.
     """
     if "image_id" not in images.columns or not {"path", "data"} & set(images.columns):
@@ -125,56 +128,60 @@ def plan_images(
     if len(dupes):
         raise ValueError(f"duplicate image ids in the image table: {', '.join(dupes[:5])}")
     only = dict(only or {})
-    for kind, fams in only.items():
-        if kind not in kinds:
-            raise ValueError(f"`only` names prompt kind {kind!r}, which is not planned {kinds}")
+    for call_type, fams in only.items():
+        if call_type not in call_types:
+            raise ValueError(
+                f"`only` names call type {call_type!r}, which is not planned {call_types}"
+            )
         unknown = sorted(set(fams) - set(families))
         if unknown:
-            raise ValueError(f"`only` names families not planned for {kind!r}: {unknown}")
+            raise ValueError(f"`only` names families not planned for {call_type!r}: {unknown}")
     rubric = rubric or load_rubric()
-    if "sham" in kinds and not rubric.sham:
+    if "sham" in call_types and not rubric.sham:
         raise ValueError(f"{rubric.source}: the rubric has no sham variant to plan")
     reps_of = {"holistic": design.holistic_k, "dimension": design.dimension_r}
     reps_of["sham"] = design.sham_r
-    asks_holistic = "holistic" in kinds and rubric.holistic is not None
+    asks_holistic = "holistic" in call_types and rubric.holistic is not None
     plan = [("holistic", "", design.holistic_k)] if asks_holistic else []
-    plan += [(k, d, reps_of[k]) for k in kinds if k != "holistic" for d in rubric.keys]
+    plan += [(k, d, reps_of[k]) for k in call_types if k != "holistic" for d in rubric.keys]
     prompts: list[tuple[str, str, str, int, str, int, dict[str, Any]]] = []
-    for kind, dim, reps in plan:
-        chars = _text_chars(rubric.messages(kind, dim, "<image>"))
-        stored = kind
-        parsing: dict[str, Any] = {"parse": rubric.parser(kind, dim)}
-        if logprob is not None and kind in LOGPROB_KINDS:
-            stored, reps = LOGPROB_KINDS[kind], min(reps, 1)
-            reader = _logprob_reader(logprob, rubric, kind, dim)
+    for call_type, dim, reps in plan:
+        chars = _text_chars(rubric.messages(call_type, dim, "<image>"))
+        stored = call_type
+        parsing: dict[str, Any] = {"parse": rubric.parser(call_type, dim)}
+        if logprob is not None and call_type in LOGPROB_CALL_TYPES:
+            stored, reps = LOGPROB_CALL_TYPES[call_type], min(reps, 1)
+            reader = _logprob_reader(logprob, rubric, call_type, dim)
             parsing.update(extra_body=LOGPROB_BODY, parse_choice=reader)
-        prompts.append((kind, stored, dim, reps, rubric.prompt_hash(kind, dim), chars, parsing))
+        prompts.append(
+            (call_type, stored, dim, reps, rubric.prompt_hash(call_type, dim), chars, parsing)
+        )
     temperature = float(design.temperature)
     specs: list[CallSpec] = []
     for image_id, source in zip(ids, sources, strict=True):
         asked = [
             (
-                kind,
+                call_type,
                 reps,
                 PromptSpec(
                     dataset=dataset,
                     item=image_id,
-                    kind=stored,
+                    call_type=stored,
                     prompt_hash=phash,
-                    build=partial(builder, rubric, kind, dim, source),
+                    build=partial(builder, rubric, call_type, dim, source),
                     max_tokens=SCORE_MAX_TOKENS,
                     temperature=temperature,
                     dimension=dim,
-                    rubric_sha=rubric.sha_of(kind),
+                    rubric_sha=rubric.sha_of(call_type),
                     text_chars=chars,
                     **parsing,
                 ),
             )
-            for kind, stored, dim, reps, phash, chars, parsing in prompts
+            for call_type, stored, dim, reps, phash, chars, parsing in prompts
         ]
         for family, model in families.items():
-            for kind, reps, prompt in asked:
-                if kind in only and family not in only[kind]:
+            for call_type, reps, prompt in asked:
+                if call_type in only and family not in only[call_type]:
                     continue
                 for rep in range(reps):
                     specs.append(make_spec(prompt, family=family, model=model, repetition=rep))

@@ -23,13 +23,14 @@ from judgepanel.datasets import Dataset
 from judgepanel.stats import (
     NoiseCeiling,
     kendall_b,
+    noise_ceiling,
     percentile_ci,
     resample_indices,
     spearman,
     spearman_brown,
+    split_halves,
 )
 from judgepanel.stats.bootstrap import multiplicities
-from judgepanel.stats.ceiling_items import items_ceiling, items_halves
 from judgepanel.stats.correlation import weighted_spearman
 from judgepanel.studies.common.features import holistic_means, holistic_runs
 
@@ -121,7 +122,9 @@ def holistic_probe(
     if H.isna().any().any():
         missing = H.index[H.isna().any(axis=1)]
         raise ValueError(f"{len(missing)} image(s) lack a probe score, e.g. {list(missing[:3])}")
-    ceiling = items_ceiling(ratings, y.index, n_splits=n_splits, seed=seed)
+    ceiling = noise_ceiling(ratings, items=y.index, n_splits=n_splits, seed=seed)
+    if ceiling.method == "none":
+        raise ValueError(f"no noise ceiling for the probe: {ceiling.reason}")
     yv = y.to_numpy(float)
     rows = []
     for fam in families:
@@ -205,7 +208,7 @@ def headroom_interval(
     idx = resample_indices(len(items), n_resamples, seed)
     weights = multiplicities(idx, len(items))
     rho = weighted_spearman(y.to_numpy(float), x.reindex(items).to_numpy(float), weights)
-    a, b = items_halves(ratings, items, n_splits=n_splits, seed=seed)
+    a, b = split_halves(ratings, items, n_splits=n_splits, seed=seed)
     r = np.mean([weighted_spearman(a[s], b[s], weights) for s in range(n_splits)], axis=0)
     with np.errstate(invalid="ignore"):
         ceiling = np.sqrt(spearman_brown(r))
@@ -487,7 +490,7 @@ SPLIT_WORDS = {
     "vote_split_half": "each image's anonymous votes split in two halves",
     "summary_ctt": "halves simulated from each image's mean, SD and count",
 }
-"""How each ceiling method splits the ratings, in words (`judgepanel.stats.ceiling_items`)."""
+"""How each ceiling method splits the ratings, in words (`judgepanel.stats.ceiling`)."""
 UNIT_WORDS = {
     "per_rater_split_half": "raters",
     "vote_split_half": "votes",

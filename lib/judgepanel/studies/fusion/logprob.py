@@ -13,7 +13,7 @@ from collections import Counter
 
 import pandas as pd
 
-from judgepanel.studies.common.rubric_plan import LOGPROB_KINDS
+from judgepanel.studies.common.rubric_plan import LOGPROB_CALL_TYPES
 
 COLUMNS: tuple[str, ...] = (
     "family",
@@ -32,7 +32,7 @@ def logprob_records(calls: pd.DataFrame) -> pd.DataFrame:
     """The ok logprob calls of ``calls`` (a store frame with ``parsed``), one row each:
     item, family, kind, dimension, score, sampled, source, fallback, valid_mass,
     logprobs_mode."""
-    rows = calls[calls["kind"].isin(list(LOGPROB_KINDS.values())) & (calls["status"] == "ok")]
+    rows = calls[calls["kind"].isin(list(LOGPROB_CALL_TYPES.values())) & (calls["status"] == "ok")]
     out = []
     for row in rows.itertuples(index=False):
         rec = json.loads(row.parsed)
@@ -66,13 +66,13 @@ def logprob_summary(calls: pd.DataFrame) -> pd.DataFrame:
     came, and the declared ``logprobs_mode`` (columns ``COLUMNS``)."""
     records = logprob_records(calls)
     out = []
-    for (family, kind), g in records.groupby(["family", "kind"], sort=True):
+    for (family, call_type), g in records.groupby(["family", "kind"], sort=True):
         fell = g["source"] == "sample"
         mass = pd.to_numeric(g["valid_mass"], errors="coerce")
         out.append(
             {
                 "family": family,
-                "kind": kind,
+                "kind": call_type,
                 "calls": len(g),
                 "from_logprobs": int((~fell).sum()),
                 "fallbacks": int(fell.sum()),

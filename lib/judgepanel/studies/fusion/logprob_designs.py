@@ -186,10 +186,11 @@ def design_costs(
     ``price`` as in :func:`unit_costs`."""
     unit = unit_costs(calls, price)
     out = designs[["family", "design", "calls_per_image"]].drop_duplicates().copy()
-    kind = np.where(out["design"] == EXPECTED, "holistic_logprob", "holistic")
+    call_type = np.where(out["design"] == EXPECTED, "holistic_logprob", "holistic")
     for column, name in (("tokens", "tokens_per_1000_images"), ("usd", "usd_per_1000_images")):
         per_call = [
-            unit[column].get((f, k), math.nan) for f, k in zip(out["family"], kind, strict=True)
+            unit[column].get((f, k), math.nan)
+            for f, k in zip(out["family"], call_type, strict=True)
         ]
         out[name] = 1000.0 * out["calls_per_image"] * np.array(per_call)
     return out.reset_index(drop=True)

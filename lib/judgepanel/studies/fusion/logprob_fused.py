@@ -33,8 +33,8 @@ from judgepanel.studies.fusion.logprob_designs import (
     versus,
 )
 
-HOLISTIC_KINDS = {"sampled": "holistic", "expected": "holistic_logprob"}
-DIMENSION_KINDS = {"sampled": "dimension", "expected": "dimension_logprob"}
+HOLISTIC_CALL_TYPES = {"sampled": "holistic", "expected": "holistic_logprob"}
+DIMENSION_CALL_TYPES = {"sampled": "dimension", "expected": "dimension_logprob"}
 
 
 def per_prompt(k: int, dimension_r: int) -> str:
@@ -83,12 +83,12 @@ def fused_features(
         return _wide(rows, families, EXPECTED)
     ok = ok[ok["temperature"] == temperature]
     parts = []
-    for kind, reps in (("holistic", k), ("dimension", min(k, dimension_r))):
-        first = ok[(ok["kind"] == kind) & (ok["repetition"] < reps)]
-        keys = ["family", "item"] + (["dimension"] if kind == "dimension" else [])
+    for call_type, reps in (("holistic", k), ("dimension", min(k, dimension_r))):
+        first = ok[(ok["kind"] == call_type) & (ok["repetition"] < reps)]
+        keys = ["family", "item"] + (["dimension"] if call_type == "dimension" else [])
         g = first.groupby(keys)["value"].agg(["mean", "count"]).reset_index()
         g = g[g["count"] == reps].rename(columns={"mean": "score"})
-        if kind == "holistic":
+        if call_type == "holistic":
             g["dimension"] = None
         parts.append(g)
     return _wide(pd.concat(parts, ignore_index=True), families, per_prompt(k, dimension_r))
@@ -174,12 +174,12 @@ def fused_accuracy(
             hol, dim = design_calls(fused.ks[name], dimension_r)
             expected = fused.ks[name] is None
             mode = "expected" if expected else "sampled"
-            kinds = {HOLISTIC_KINDS[mode]: hol, DIMENSION_KINDS[mode]: dim}
+            call_types = {HOLISTIC_CALL_TYPES[mode]: hol, DIMENSION_CALL_TYPES[mode]: dim}
             per_image = {
                 column: sum(
-                    calls_ * unit[column].get((f, kind), math.nan)
+                    calls_ * unit[column].get((f, call_type), math.nan)
                     for f in families
-                    for kind, calls_ in kinds.items()
+                    for call_type, calls_ in call_types.items()
                 )
                 for column in ("tokens", "usd")
             }

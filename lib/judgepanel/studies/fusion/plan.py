@@ -76,7 +76,7 @@ def plan_dataset(target: DatasetRef, settings: ScoreSettings) -> list[CallSpec]:
         # The sham rubric is scored for the pre-declared families, as the fusion paper does.
         sham_families = {f: m for f, m in settings.families.items() if f in settings.predeclared}
         specs += plan_images(
-            images, sham_families, design, dataset=target.name, kinds=("sham",), rubric=rubric
+            images, sham_families, design, dataset=target.name, call_types=("sham",), rubric=rubric
         )
     rule_file = settings.parameters.get("temperature_rule")
     if rule_file:

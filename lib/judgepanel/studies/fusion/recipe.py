@@ -283,8 +283,8 @@ def tokens_per_call(calls: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _call_cost(tokens: pd.DataFrame, model: str, kind: str, price: Price) -> float:
-    row = tokens[(tokens["model"] == model) & (tokens["kind"] == kind)]
+def _call_cost(tokens: pd.DataFrame, model: str, call_type: str, price: Price) -> float:
+    row = tokens[(tokens["model"] == model) & (tokens["kind"] == call_type)]
     if row.empty:
         return float("nan")
     r = row.iloc[0]

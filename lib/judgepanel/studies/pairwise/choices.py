@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.stats.bradley_terry import DEFAULT_ALPHA, fit_bradley_terry
-from judgepanel.studies.pairwise.prompt import PAIR_KINDS
+from judgepanel.studies.pairwise.prompt import PAIR_CALL_TYPES
 from judgepanel.studies.pairwise.sampling import HOLISTIC
 
 CHOICE_COLUMNS = ("pair_id", "judge", "question", "order", "winner", "shown")
@@ -27,14 +27,16 @@ def choices_from_calls(calls: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame
         ``pair_id``, ``judge``, ``question``, ``order``, ``winner`` (``a``/``b``),
         ``shown`` (``A``/``B``), ``image_a``, ``image_b``.
     """
-    df = calls[calls["kind"].isin(list(PAIR_KINDS.values())) & (calls["status"] == "ok")]
+    df = calls[calls["kind"].isin(list(PAIR_CALL_TYPES.values())) & (calls["status"] == "ok")]
     df = df[df["item"].isin(set(pairs["pair_id"]))]
     answers = [json.loads(p) for p in df["parsed"]]
     out = pd.DataFrame(
         {
             "pair_id": df["item"].to_numpy(),
             "judge": df["family"].to_numpy(),
-            "question": np.where(df["kind"] == PAIR_KINDS["holistic"], HOLISTIC, df["dimension"]),
+            "question": np.where(
+                df["kind"] == PAIR_CALL_TYPES["holistic"], HOLISTIC, df["dimension"]
+            ),
             "order": df["repetition"].astype(int).to_numpy(),
             "winner": [a["winner"] for a in answers],
             "shown": [a["shown"] for a in answers],

@@ -24,7 +24,7 @@ from judgepanel.core.settings import ScoreSettings
 from judgepanel.datasets.pairs import KIND, PairLabels, load_pairs
 from judgepanel.studies.pairwise.parameters import PairwiseParameters
 from judgepanel.studies.pairwise.prompt import (
-    PAIR_KINDS,
+    PAIR_CALL_TYPES,
     pair_messages,
     pair_prompt_hash,
     read_pair_answer,
@@ -36,7 +36,7 @@ MAX_TOKENS = 100
 
 
 def questions(rubric: Rubric, dimensions: Sequence[str] | None) -> list[tuple[str, str]]:
-    """(kind, dimension) of each rubric question asked pairwise: the holistic one where
+    """(question, dimension) of each rubric question asked pairwise: the holistic one where
     the rubric asks it, then ``dimensions`` (None: every dimension of the rubric).
 
     Raises:
@@ -50,9 +50,9 @@ def questions(rubric: Rubric, dimensions: Sequence[str] | None) -> list[tuple[st
     return out + [("dimension", d) for d in chosen]
 
 
-def _build(rubric: Rubric, kind: str, dimension: str, paths: tuple[str, str]) -> list[Any]:
+def _build(rubric: Rubric, question: str, dimension: str, paths: tuple[str, str]) -> list[Any]:
     return pair_messages(
-        rubric, kind, dimension, (cached_data_url(paths[0]), cached_data_url(paths[1]))
+        rubric, question, dimension, (cached_data_url(paths[0]), cached_data_url(paths[1]))
     )
 
 
@@ -77,14 +77,14 @@ def plan_pairs(
             (paths[pair.image_a], paths[pair.image_b]),
             (paths[pair.image_b], paths[pair.image_a]),
         ]
-        for kind, dimension in asked:
+        for question, dimension in asked:
             for order in range(params.orders):
                 prompt = PromptSpec(
                     dataset=dataset,
                     item=pair.pair_id,
-                    kind=PAIR_KINDS[kind],
-                    prompt_hash=hashes[(kind, dimension)],
-                    build=partial(_build, rubric, kind, dimension, shown[order]),
+                    call_type=PAIR_CALL_TYPES[question],
+                    prompt_hash=hashes[(question, dimension)],
+                    build=partial(_build, rubric, question, dimension, shown[order]),
                     parse=partial(read_pair_answer, order=order),
                     max_tokens=MAX_TOKENS,
                     temperature=temperature,

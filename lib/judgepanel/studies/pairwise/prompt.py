@@ -18,8 +18,8 @@ from judgepanel.core.prompts import Rubric
 from judgepanel.core.rubric.model import messages_hash
 from judgepanel.studies.common.choice_parse import parse_best
 
-PAIR_KINDS: dict[str, str] = {"holistic": "pair_holistic", "dimension": "pair_dimension"}
-"""The stored prompt kind of a pairwise question, by the rubric question it comes from."""
+PAIR_CALL_TYPES: dict[str, str] = {"holistic": "pair_holistic", "dimension": "pair_dimension"}
+"""The stored call type of a pairwise question, by the rubric question it comes from."""
 
 SLOTS = ("A", "B")
 
@@ -55,15 +55,15 @@ def _content(head: str, question: str, urls: tuple[str, str]) -> list[dict[str, 
 
 
 def pair_messages(
-    rubric: Rubric, kind: str, dimension: str, urls: tuple[str, str]
+    rubric: Rubric, question: str, dimension: str, urls: tuple[str, str]
 ) -> list[dict[str, Any]]:
     """The messages asking which of two images (``urls``, in slot order) is better.
 
     Args:
-        kind: ``holistic`` or ``dimension`` (the rubric question it comes from).
+        question: ``holistic`` or ``dimension`` (the rubric question it comes from).
         dimension: the dimension's key (``""`` for holistic).
     """
-    if kind == "holistic":
+    if question == "holistic":
         if rubric.holistic is None:
             raise ValueError(f"{rubric.source}: the rubric asks no holistic question")
         question = QUESTION.format(on="overall")
@@ -79,10 +79,10 @@ def pair_messages(
     ]
 
 
-def pair_prompt_hash(rubric: Rubric, kind: str, dimension: str) -> str:
+def pair_prompt_hash(rubric: Rubric, question: str, dimension: str) -> str:
     """SHA-256 of the prompt with the images left out (the same in both orders: the order
     is the call's repetition)."""
-    return messages_hash(pair_messages(rubric, kind, dimension, ("<image A>", "<image B>")))
+    return messages_hash(pair_messages(rubric, question, dimension, ("<image A>", "<image B>")))
 
 
 def read_pair_answer(text: str, order: int) -> PairAnswer:

@@ -1,7 +1,7 @@
 """The VAB set-comparison study: prompts and orders, answer parsing, analyses, score-then-rank."""
 
 from judgepanel.datasets.vab import image_table
-from judgepanel.studies.common.choice_parse import KINDS, ShownAnswer, parse_answer
+from judgepanel.studies.common.choice_parse import QUESTIONS, ShownAnswer, parse_answer
 from judgepanel.studies.vab.accuracy import accuracy_table, compare_judges, size_degradation
 from judgepanel.studies.vab.columns import GOLD_COLUMNS, METRICS, PRED_COLUMNS
 from judgepanel.studies.vab.imports import (
@@ -82,7 +82,6 @@ __all__ = [
     "ABOVE_CHANCE",
     "FUSED",
     "GOLD_COLUMNS",
-    "KINDS",
     "LIKE_FOR_LIKE",
     "METRICS",
     "OWN_PROTOCOL",
@@ -90,6 +89,7 @@ __all__ = [
     "POSITION",
     "PRED_COLUMNS",
     "PRIMARY",
+    "QUESTIONS",
     "RANK_PREFIX",
     "VOTE",
     "FusedRanker",

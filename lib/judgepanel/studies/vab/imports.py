@@ -27,12 +27,12 @@ import pandas as pd
 from judgepanel.datasets._common import DatasetError
 from judgepanel.studies.vab.columns import PRED_COLUMNS
 
-KINDS: dict[str, str] = {
+QUESTION_OF_PROMPT_TYPE: dict[str, str] = {
     "pick_best": "vab_top1",
     "pick_worst": "vab_bot1",
     "pick_best_and_worst": "vab_tb1",
 }
-"""The harness's prompt types -> our comparison kinds."""
+"""The harness's prompt types -> our questions (call kinds)."""
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -82,8 +82,8 @@ def _gold(rows: list[dict[str, Any]], path: Path) -> dict[str, dict[str, Any]]:
 
 def _pred_row(r: dict[str, Any], i: int, gold: dict[str, Any], judge: str, path: Path):
     where = f"{path}: results[{i}] (task {r.get('task_id')!r})"
-    kind = KINDS.get(r.get("prompt_type"))  # type: ignore[arg-type]
-    if kind is None:
+    question = QUESTION_OF_PROMPT_TYPE.get(r.get("prompt_type"))  # type: ignore[arg-type]
+    if question is None:
         raise DatasetError(f"{where}: unknown prompt_type {r.get('prompt_type')!r}")
     trial = r.get("trial", 0)
     if isinstance(trial, bool) or not isinstance(trial, int) or trial < 0:
@@ -104,7 +104,7 @@ def _pred_row(r: dict[str, Any], i: int, gold: dict[str, Any], judge: str, path:
     return {
         "task_id": str(r["task_id"]),
         "judge": judge,
-        "kind": kind,
+        "kind": question,
         "repetition": trial,
         "order": order,
         "pred_best": None if failed else answer.get("best"),

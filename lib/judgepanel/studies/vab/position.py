@@ -3,7 +3,8 @@
 Every call with an order is read field by field (the best of Top-1 and TB-1 answers, the
 worst of Bot-1 and TB-1 answers). Slots fall in three classes, first (slot 0), last (slot
 k - 1) and middle; intervals are percentile bootstraps over TASKS from
-:func:`judgepanel.stats.grouped_ratios`, one group per judge, kind, field and slot class.
+:func:`judgepanel.stats.grouped_ratios`, one group per judge, question (column ``kind``),
+field and slot class.
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ def _field_frame(
     df = with_gold(pred, gold_of(pred, tasks))
     df = df.loc[df["order"].notna()]
     parts = []
-    for kind, field, column in _FIELDS:
-        sub = df.loc[df["kind"] == kind].copy()
+    for question, field, column in _FIELDS:
+        sub = df.loc[df["kind"] == question].copy()
         if sub.empty:
             continue
         gold_col = "gold_best" if field == "best" else "gold_worst"
@@ -93,7 +94,7 @@ def _field_frame(
 
 
 def _in_slot_order(table: pd.DataFrame) -> pd.DataFrame:
-    """Rows by judge, kind and field, then first, middle, last."""
+    """Rows by judge, question (``kind``) and field, then first, middle, last."""
     rank = {c: i for i, c in enumerate(SLOT_CLASSES)}
     return table.sort_values(
         KEYS, key=lambda s: s.map(rank) if s.name == "slot" else s, kind="stable"
@@ -119,7 +120,7 @@ def position_table(
     release's labelling, whose positions may carry information of their own.
 
     Returns:
-        judge, kind, field (best|worst), slot (first|middle|last), n_answers, picked,
+        judge, kind (the question), field (best|worst), slot (first|middle|last), n_answers, picked,
         expected, delta (picked - expected), ci_low, ci_high, p (two-sided bootstrap over
         tasks), q (Benjamini-Hochberg over the rows not excluded; NaN on the excluded),
         excluded (why a row is left out of the correction, "" for a tested row: in a
@@ -198,13 +199,13 @@ def position_by_slot(
     ff = _field_frame(pred, tasks, repetitions)
     ff = ff.loc[ff["picked_slot"] >= 0]
     rows = []
-    for (judge, kind, field, k), sub in ff.groupby(["judge", "kind", "field", "k"], sort=True):
+    for (judge, question, field, k), sub in ff.groupby(["judge", "kind", "field", "k"], sort=True):
         counts = np.bincount(sub["picked_slot"].to_numpy(), minlength=int(k))
         for slot in range(int(k)):
             rows.append(
                 {
                     "judge": judge,
-                    "kind": kind,
+                    "kind": question,
                     "field": field,
                     "k": int(k),
                     "slot": slot,

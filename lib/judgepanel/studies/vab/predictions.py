@@ -10,7 +10,7 @@ import json
 
 import pandas as pd
 
-from judgepanel.studies.common.choice_parse import KINDS
+from judgepanel.studies.common.choice_parse import QUESTIONS
 from judgepanel.studies.vab.columns import GOLD_COLUMNS, PRED_COLUMNS
 from judgepanel.studies.vab.protocol import Order, VabAnswer, order_labels, task_orders
 
@@ -110,7 +110,7 @@ def predictions_from_store(
     recorded: a mismatch means the analysis was given other protocol parameters than the run.
 
     Args:
-        frame: ``Store.frame(...)`` rows of the VAB kinds (other kinds are ignored); their
+        frame: ``Store.frame(...)`` rows of the VAB questions (other calls are ignored); their
             ``parsed`` is the JSON of a :class:`~judgepanel.studies.vab.protocol.VabAnswer`.
         tasks: the loaded VAB tasks the calls were planned from.
         n_orders: standard orders per task in the run (``vab_orders``).
@@ -122,7 +122,7 @@ def predictions_from_store(
     """
     gold = gold_table(tasks).set_index("task_id")
     by_task = tasks.set_index("task_id")
-    sub = frame.loc[frame["kind"].isin(KINDS)]
+    sub = frame.loc[frame["kind"].isin(QUESTIONS)]
     cache: dict[str, list[Order]] = {}
     rows = []
     for r in sub.itertuples(index=False):

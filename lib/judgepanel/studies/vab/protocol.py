@@ -1,7 +1,7 @@
 """The VAB set-comparison protocol: prompts, candidate orders and the planned calls.
 
 A task's images are shown in one user message: a short header, then each image preceded by
-its slot label ("Image A:"), then the instruction. Three prompt kinds exist: pick the best
+its slot label ("Image A:"), then the instruction. Three questions exist: pick the best
 (Top-1, ``vab_top1``), pick the worst (Bot-1, ``vab_bot1``) and pick both (TB-1,
 ``vab_tb1``, answered as ``BEST: <letter>`` / ``WORST: <letter>``). For two images TB-1
 is not asked: it follows from Top-1 (the other image is the worst), which the metrics
@@ -40,7 +40,7 @@ import pandas as pd
 from judgepanel.core.calls import CallSpec, PromptSpec, make_spec
 from judgepanel.core.prompts import bytes_data_url, messages_hash
 from judgepanel.datasets.vab import image_mime
-from judgepanel.studies.common.choice_parse import KINDS, LETTERS, parse_answer
+from judgepanel.studies.common.choice_parse import LETTERS, QUESTIONS, parse_answer
 
 Order = tuple[int, ...]
 
@@ -148,27 +148,27 @@ def slot_of(label: str, order: Order, labels: Sequence[str]) -> int:
     return order.index(list(labels).index(label))
 
 
-def prompt_text(kind: str, k: int) -> tuple[str, str]:
-    """The header and the instruction for a prompt kind and set size."""
-    if kind not in INSTRUCTIONS:
-        raise ValueError(f"unknown VAB prompt kind {kind!r}; expected one of {KINDS}")
+def prompt_text(question: str, k: int) -> tuple[str, str]:
+    """The header and the instruction for a question and set size."""
+    if question not in INSTRUCTIONS:
+        raise ValueError(f"unknown VAB question {question!r}; expected one of {QUESTIONS}")
     letters = ", ".join(LETTERS[:k])
-    return HEADER.format(k=k, letters=letters), INSTRUCTIONS[kind]
+    return HEADER.format(k=k, letters=letters), INSTRUCTIONS[question]
 
 
 def build_messages(
-    kind: str, order: Order, labels: Sequence[str], image_urls: Sequence[str]
+    question: str, order: Order, labels: Sequence[str], image_urls: Sequence[str]
 ) -> list[dict[str, Any]]:
     """One user message: header, ``Image A:`` + image for each slot, instruction.
 
     Args:
-        kind: prompt kind.
+        question: ``vab_top1``, ``vab_bot1`` or ``vab_tb1``.
         order: original image index per slot.
         labels: original labels (used only through ``image_urls``' order).
         image_urls: one URL (or placeholder) per ORIGINAL image, in label order.
     """
     k = len(order)
-    header, instruction = prompt_text(kind, k)
+    header, instruction = prompt_text(question, k)
     content: list[dict[str, Any]] = [{"type": "text", "text": header}]
     for slot, original in enumerate(order):
         content.append({"type": "text", "text": f"Image {LETTERS[slot]}:"})
@@ -177,18 +177,18 @@ def build_messages(
     return [{"role": "user", "content": content}]
 
 
-def prompt_hash(kind: str, order: Order, labels: Sequence[str]) -> str:
+def prompt_hash(question: str, order: Order, labels: Sequence[str]) -> str:
     """SHA-256 of the prompt text with each image replaced by its original label."""
     placeholders = [f"<image {label}>" for label in labels]
-    return messages_hash(build_messages(kind, order, labels, placeholders))
+    return messages_hash(build_messages(question, order, labels, placeholders))
 
 
-def _parser(kind: str, order: Order, labels: tuple[str, ...]):
+def _parser(question: str, order: Order, labels: tuple[str, ...]):
     k = len(order)
     shown_order = order_labels(order, labels)
 
     def parse(text: str) -> VabAnswer:
-        shown = parse_answer(text, kind, k)
+        shown = parse_answer(text, question, k)
         return VabAnswer(
             best=to_original(shown.best, order, labels),
             worst=to_original(shown.worst, order, labels),
@@ -200,10 +200,10 @@ def _parser(kind: str, order: Order, labels: tuple[str, ...]):
     return parse
 
 
-def _builder(kind: str, order: Order, labels: tuple[str, ...], images: tuple[bytes, ...]):
+def _builder(question: str, order: Order, labels: tuple[str, ...], images: tuple[bytes, ...]):
     def build() -> list[dict[str, Any]]:
         urls = [bytes_data_url(data, image_mime(data)) for data in images]
-        return build_messages(kind, order, labels, urls)
+        return build_messages(question, order, labels, urls)
 
     return build
 
@@ -217,9 +217,9 @@ def plan_calls(
     n_orders: int = 3,
     balanced: bool = True,
     seed: int = 0,
-    kinds: Sequence[str] = KINDS,
+    questions: Sequence[str] = QUESTIONS,
 ) -> list[CallSpec]:
-    """Every call of the set-comparison study: task x family x kind x order.
+    """Every call of the set-comparison study: task x family x question x order.
 
     Args:
         tasks: the loaded VAB tasks (``load_vab``).
@@ -229,16 +229,16 @@ def plan_calls(
         n_orders: standard orders per task (repetitions ``0 .. n_orders-1``).
         balanced: add the k cyclic shifts as repetitions ``n_orders ..``.
         seed: seeds the orders.
-        kinds: prompt kinds to plan; TB-1 is never planned for two images.
+        questions: the questions to plan; TB-1 is never planned for two images.
 
     Returns:
         One :class:`CallSpec` per call; ``parse`` returns a :class:`VabAnswer` (``best``
         and ``worst`` in ORIGINAL labels, the shown letters and the order) and raises
         ``AnswerError``.
     """
-    for kind in kinds:
-        if kind not in KINDS:
-            raise ValueError(f"unknown VAB prompt kind {kind!r}; expected one of {KINDS}")
+    for question in questions:
+        if question not in QUESTIONS:
+            raise ValueError(f"unknown VAB question {question!r}; expected one of {QUESTIONS}")
     missing = [c for c in ("task_id", "n_images", "labels", "images") if c not in tasks.columns]
     if missing:
         raise ValueError(f"tasks table lacks columns: {', '.join(missing)}")
@@ -250,19 +250,19 @@ def plan_calls(
         orders = task_orders(k, task.task_id, seed=seed, n_orders=n_orders, balanced=balanced)
         # The prompts of a task, built once and asked of every family.
         prompts: list[tuple[int, PromptSpec]] = []
-        for kind in kinds:
-            if kind == "vab_tb1" and k == 2:
+        for question in questions:
+            if question == "vab_tb1" and k == 2:
                 continue
-            header, instruction = prompt_text(kind, k)
+            header, instruction = prompt_text(question, k)
             text_chars = len(header) + len(instruction) + k * len("Image A:")
             for rep, order in enumerate(orders):
                 prompt = PromptSpec(
                     dataset=dataset,
                     item=task.task_id,
-                    kind=kind,
-                    prompt_hash=prompt_hash(kind, order, labels),
-                    build=_builder(kind, order, labels, images),
-                    parse=_parser(kind, order, labels),
+                    call_type=question,
+                    prompt_hash=prompt_hash(question, order, labels),
+                    build=_builder(question, order, labels, images),
+                    parse=_parser(question, order, labels),
                     max_tokens=MAX_TOKENS,
                     temperature=temperature,
                     n_images=k,

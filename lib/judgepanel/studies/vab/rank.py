@@ -103,18 +103,18 @@ def rank_predictions(
             tied = len(top) > 1 or len(bottom) > 1
             best, worst = labels[b], labels[w]
         status = "ok" if best is not None else "failed"
-        kinds = ["vab_top1", "vab_bot1"] + (["vab_tb1"] if k >= 3 else [])
-        for kind in kinds:
+        questions = ["vab_top1", "vab_bot1"] + (["vab_tb1"] if k >= 3 else [])
+        for question in questions:
             for rep in repetitions:
                 rows.append(
                     {
                         "task_id": task.task_id,
                         "judge": judge,
-                        "kind": kind,
+                        "kind": question,
                         "repetition": int(rep),
                         "order": None,
-                        "pred_best": best if kind != "vab_bot1" else None,
-                        "pred_worst": worst if kind != "vab_top1" else None,
+                        "pred_best": best if question != "vab_bot1" else None,
+                        "pred_worst": worst if question != "vab_top1" else None,
                         "status": status,
                         "gold_best": g.gold_best,
                         "gold_worst": g.gold_worst,
@@ -127,7 +127,7 @@ def rank_predictions(
 
 
 def image_scores(
-    frame: pd.DataFrame, *, kind: str = "holistic", dimension: str = ""
+    frame: pd.DataFrame, *, call_type: str = "holistic", dimension: str = ""
 ) -> pd.DataFrame:
     """Mean score per image and family from a store frame (the scorer's per-image calls).
 
@@ -137,7 +137,7 @@ def image_scores(
     Returns:
         image_id, family, score (mean over repetitions), n (calls averaged).
     """
-    sub = frame.loc[(frame["kind"] == kind) & (frame["dimension"] == dimension)]
+    sub = frame.loc[(frame["kind"] == call_type) & (frame["dimension"] == dimension)]
     sub = sub.loc[sub["status"].eq("ok") & sub["value"].notna()]
     out = (
         sub.groupby(["item", "family"])["value"]

@@ -67,17 +67,17 @@ def _metric_rows(pred: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
 
 def metric_grid(pred: pd.DataFrame, gold: pd.DataFrame, reps: Sequence[int]) -> pd.DataFrame:
     """The full judge x task x metric x repetition grid, a metric kept for a judge only
-    when the judge answered at least one prompt of that metric's kind."""
-    kinds_by_judge = pred.groupby("judge")["kind"].agg(lambda s: set(s))
+    when the judge answered at least one prompt of that metric's question."""
+    questions_by_judge = pred.groupby("judge")["kind"].agg(lambda s: set(s))
     any_three = bool(gold["k"].ge(3).any())
     parts = []
-    for judge, kinds in kinds_by_judge.items():
+    for judge, questions in questions_by_judge.items():
         metrics = []
-        if "vab_top1" in kinds:
+        if "vab_top1" in questions:
             metrics.append("top1")
-        if "vab_bot1" in kinds:
+        if "vab_bot1" in questions:
             metrics.append("bot1")
-        if "vab_tb1" in kinds or ("vab_top1" in kinds and not any_three):
+        if "vab_tb1" in questions or ("vab_top1" in questions and not any_three):
             metrics.append("tb1")
         idx = pd.MultiIndex.from_product(
             [[judge], gold["task_id"], metrics, list(reps)],

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.studies.common.choice_parse import KINDS, LETTERS
+from judgepanel.studies.common.choice_parse import LETTERS, QUESTIONS
 from judgepanel.studies.vab.columns import METRICS
 from judgepanel.studies.vab.predictions import gold_table
 from judgepanel.studies.vab.rankers import FUSED, PANEL, RANK_PREFIX, is_ranker
@@ -105,7 +105,7 @@ def position_repetitions(
     return reps
 
 
-def slot_matrix(by_slot: pd.DataFrame, judge: str, kind: str, field: str) -> pd.DataFrame:
+def slot_matrix(by_slot: pd.DataFrame, judge: str, question: str, field: str) -> pd.DataFrame:
     """Pick rate minus the position-blind 1/k, as a k x slot matrix (for a heat map).
 
     Args:
@@ -116,7 +116,7 @@ def slot_matrix(by_slot: pd.DataFrame, judge: str, kind: str, field: str) -> pd.
         slot does not exist for that k.
     """
     sub = by_slot.loc[
-        (by_slot["judge"] == judge) & (by_slot["kind"] == kind) & (by_slot["field"] == field)
+        (by_slot["judge"] == judge) & (by_slot["kind"] == question) & (by_slot["field"] == field)
     ]
     if sub.empty:
         return pd.DataFrame()
@@ -148,7 +148,7 @@ def answer_costs(
         judge, metric, n_calls, usd_per_call (mean over the calls with a recorded cost).
     """
     gold = gold_table(tasks).set_index("task_id")["k"]
-    sub = frame.loc[frame["kind"].isin(list(KINDS))]
+    sub = frame.loc[frame["kind"].isin(list(QUESTIONS))]
     sub = sub.loc[sub["repetition"].isin(list(repetitions)) & sub["item"].isin(gold.index)]
     if families is not None:
         sub = sub.loc[sub["family"].isin(list(families))]
@@ -225,13 +225,13 @@ def count_comparison_calls(
     *,
     repetitions: Sequence[int] = (0, 1, 2),
 ) -> pd.DataFrame:
-    """Planned, answered, failed and missing comparison calls per judge and prompt kind.
+    """Planned, answered, failed and missing comparison calls per judge and question.
 
     Planned: every task x order for Top-1 and Bot-1, and for TB-1 every task of three or
     more images. Failed and missing calls count as wrong answers in every metric.
 
     Returns:
-        judge, kind, planned, answered (status ok), failed, missing.
+        judge, kind (the question), planned, answered (status ok), failed, missing.
     """
     gold = gold_table(tasks)
     n_reps = len(list(repetitions))
@@ -241,15 +241,15 @@ def count_comparison_calls(
     ]
     rows = []
     for judge in judges:
-        for kind in KINDS:
-            part = sub.loc[(sub["judge"] == judge) & (sub["kind"] == kind)]
-            planned = (n_many if kind == "vab_tb1" else n_all) * n_reps
+        for question in QUESTIONS:
+            part = sub.loc[(sub["judge"] == judge) & (sub["kind"] == question)]
+            planned = (n_many if question == "vab_tb1" else n_all) * n_reps
             answered = int(part["status"].eq("ok").sum())
             failed = int(part["status"].ne("ok").sum())
             rows.append(
                 {
                     "judge": judge,
-                    "kind": kind,
+                    "kind": question,
                     "planned": planned,
                     "answered": answered,
                     "failed": failed,

@@ -51,7 +51,7 @@ chosen on the VAB tasks (the families are the run's pre-declared panel)."""
 UNIT = "tasks"
 METRIC_NAMES = {"top1": "Top-1", "bot1": "Bot-1", "tb1": "TB-1"}
 STAT_NAMES = {"ap1": "ap@1", "pass3": "pass^3"}
-KIND_METRIC = {"vab_top1": "top1", "vab_bot1": "bot1", "vab_tb1": "tb1"}
+QUESTION_METRIC = {"vab_top1": "top1", "vab_bot1": "bot1", "vab_tb1": "tb1"}
 
 
 def metric_name(metric: str, stat: str | None = None) -> str:
@@ -235,7 +235,7 @@ def position_claims(
     claims = []
     for r in table.itertuples(index=False):
         reason = _reason(getattr(r, "excluded", ""))
-        metric = KIND_METRIC.get(r.kind, r.kind)
+        metric = QUESTION_METRIC.get(r.kind, r.kind)
         claims.append(
             Claim(
                 id=f"position:{slug(r.judge)}:{metric}-{r.field}:{r.slot}",

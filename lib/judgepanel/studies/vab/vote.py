@@ -65,15 +65,15 @@ def vote_scores(
     )
     df = pair_worst(df)
     two = df["k"].eq(2)
-    kind = df["kind"]
+    question = df["kind"]
     parts = [
-        _vote_credits(df.loc[kind == "vab_top1"], "pred_best", "gold_best").rename("top1"),
-        _vote_credits(df.loc[kind == "vab_bot1"], "pred_worst", "gold_worst").rename("bot1"),
-        _vote_credits(df.loc[(kind == "vab_top1") & two], "pred_best", "gold_best").rename(
+        _vote_credits(df.loc[question == "vab_top1"], "pred_best", "gold_best").rename("top1"),
+        _vote_credits(df.loc[question == "vab_bot1"], "pred_worst", "gold_worst").rename("bot1"),
+        _vote_credits(df.loc[(question == "vab_top1") & two], "pred_best", "gold_best").rename(
             "tb1_two"
         ),
     ]
-    many = df.loc[(kind == "vab_tb1") & df["k"].ge(3)]
+    many = df.loc[(question == "vab_tb1") & df["k"].ge(3)]
     tb_best = _vote_credits(many, "pred_best", "gold_best")
     tb_worst = _vote_credits(many, "pred_worst", "gold_worst")
     parts.append(tb_best.mul(tb_worst, fill_value=0.0).rename("tb1_many"))
@@ -113,8 +113,8 @@ def vote_table(
         q (Benjamini-Hochberg over the rows not excluded; NaN on the excluded), excluded
         (why a row is left out of the correction, "" for a tested row: a judge's TB-1 row
         when all its tasks are pairs, where TB-1 is read from the Top-1 answer and the row
-        repeats the Top-1 row), calls_single (1 per task and prompt kind), calls_vote
-        (orders per task and kind), cost_ratio.
+        repeats the Top-1 row), calls_single (1 per task and question), calls_vote
+        (orders per task and question), cost_ratio.
     """
     scores = task_scores(pred, tasks, repetitions=repetitions)
     votes = vote_scores(pred, tasks, repetitions=repetitions)

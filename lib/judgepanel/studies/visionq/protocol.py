@@ -25,7 +25,8 @@ from judgepanel.studies.visionq.cache import CompositeCache, file_identity
 from judgepanel.studies.visionq.composite import composite_png
 from judgepanel.studies.visionq.parse import LETTERS, choice_letters, parse_letter
 
-KIND = "visionq"
+CALL_TYPE = "visionq"
+"""The call type of every VisionQ question (the store's column ``kind``)."""
 MAX_TOKENS = 64
 
 
@@ -150,7 +151,7 @@ def plan_calls(
             composite are sent one after another and it is rendered once.
 
     Returns:
-        CallSpecs of kind ``visionq`` with ``repetition`` = rotation; the prompt hash
+        CallSpecs of call type ``visionq`` with ``repetition`` = rotation; the prompt hash
         covers the text and the panel order (crop paths relative to the benchmark root),
         and ``parse`` returns a :class:`VisionqAnswer` (the released letter, the letter as
         answered, the rotation).
@@ -176,7 +177,7 @@ def plan_calls(
             prompt = PromptSpec(
                 dataset=dataset,
                 item=q.id,
-                kind=KIND,
+                call_type=CALL_TYPE,
                 prompt_hash=phash,
                 build=_builder(text, q.id, r, shown_files, cache),
                 parse=_parser(n, r),

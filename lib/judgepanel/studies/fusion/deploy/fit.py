@@ -191,10 +191,10 @@ def check_repetitions(scores: pd.DataFrame, needed: Sequence[tuple[str, str, str
     temperature, and a dimension feature averages what is stored, as the study's blocks do.
     """
     have = scores.groupby(["family", "kind", "dimension"])["repetition"].max() + 1
-    for fam, kind, dim, reps in needed:
-        got = int(have.get((fam, kind, dim), 0))
+    for fam, call_type, dim, reps in needed:
+        got = int(have.get((fam, call_type, dim), 0))
         if got < reps:
-            what = f"{kind}{':' + dim if dim else ''}"
+            what = f"{call_type}{':' + dim if dim else ''}"
             raise ValueError(
                 f"the store holds {got} {what} repetitions of {fam}, the scoring design "
                 f"{reps}: the run was scored under another design (a quick report's is in "

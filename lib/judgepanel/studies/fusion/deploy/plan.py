@@ -166,15 +166,20 @@ def plan_predict(
     (``rubric``: the rubric sent, default the project's)."""
     m = model.meta
     design = ScoringDesign(holistic_k=m["k"], dimension_r=m["r"], temperature=m["temperature"])
-    wanted = {(fam, kind, dim): reps for fam, kind, dim, reps in m["calls"]}
-    kinds = tuple(dict.fromkeys(kind for _, kind, _, _ in m["calls"]))
+    wanted = {(fam, call_type, dim): reps for fam, call_type, dim, reps in m["calls"]}
+    call_types = tuple(dict.fromkeys(call_type for _, call_type, _, _ in m["calls"]))
     specs = plan_images(
-        source.images, model.families, design, dataset=source.name, kinds=kinds, rubric=rubric
+        source.images,
+        model.families,
+        design,
+        dataset=source.name,
+        call_types=call_types,
+        rubric=rubric,
     )
     return [
         s
         for s in specs
-        if s.key.repetition < wanted.get((s.key.family, s.key.kind, s.key.dimension), 0)
+        if s.key.repetition < wanted.get((s.key.family, s.key.call_type, s.key.dimension), 0)
     ]
 
 
@@ -225,8 +230,8 @@ class Prediction:
     shift: pd.DataFrame
 
 
-def _call_name(key_family: str, kind: str, dim: str, rep: int) -> str:
-    return f"{key_family} {kind}{':' + dim if dim else ''} #{rep}"
+def _call_name(key_family: str, call_type: str, dim: str, rep: int) -> str:
+    return f"{key_family} {call_type}{':' + dim if dim else ''} #{rep}"
 
 
 def unanswered(specs: list[CallSpec], calls: pd.DataFrame) -> pd.Series:
@@ -241,12 +246,12 @@ def unanswered(specs: list[CallSpec], calls: pd.DataFrame) -> pd.Series:
     out: dict[str, list[str]] = {}
     for s in specs:
         k = s.key
-        ident = (k.item, k.family, k.kind, k.dimension, k.repetition)
+        ident = (k.item, k.family, k.call_type, k.dimension, k.repetition)
         if ident in done:
             continue
         why = failed.get(ident, "not sent")
         why = why if isinstance(why, str) else str(why.iloc[0])
-        name = _call_name(k.family, k.kind, k.dimension, k.repetition)
+        name = _call_name(k.family, k.call_type, k.dimension, k.repetition)
         out.setdefault(k.item, []).append(f"{name} ({why or 'failed'})")
     return pd.Series({i: "; ".join(v) for i, v in out.items()}, dtype=object)
 
