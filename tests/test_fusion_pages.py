@@ -520,7 +520,7 @@ def test_page_calls_reads_the_logprob_and_the_sampled_rows(tmp_path: Path) -> No
     with Store(tmp_path / "s.sqlite") as store:
         for spec in plan[:3]:
             store.record(spec.key, CallResult(status="ok", parsed={"score": 6}, value=6.0))
-        logprob = replace(plan[0].key, kind="holistic_logprob")
+        logprob = replace(plan[0].key, call_type="holistic_logprob")
         store.record(logprob, CallResult(status="ok", parsed={"score": 6}, value=6.0))
     calls = logprob_page.page_calls(tmp_path / "s.sqlite", "eva", "eva", ["aurora"])
     assert set(calls["kind"]) <= {"holistic", "dimension", "holistic_logprob"}

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from judgepanel.cli.common import SubParsers, print_info
-from judgepanel.core.answers_file import RUBRIC_KINDS, import_answers
+from judgepanel.core.answers_file import RUBRIC_CALL_TYPES, import_answers
 from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.frames import read_calls
@@ -110,7 +110,7 @@ def add_parser(sub: SubParsers) -> None:
 def _store_key(calls: pd.DataFrame, images: set[str], wanted: str | None, store: Path) -> str:
     """The store's dataset key whose rubric answers (holistic or dimension) cover most of
     ``images``."""
-    asked = calls[calls["kind"].isin(RUBRIC_KINDS)]
+    asked = calls[calls["kind"].isin(RUBRIC_CALL_TYPES)]
     if wanted is not None:
         if wanted not in set(asked["dataset"]):
             raise ConfigError(f"{store}: no holistic or dimension answers under dataset {wanted!r}")

@@ -16,7 +16,7 @@ from judgepanel.report.verdict_check import check_report
 def add_parser(sub: SubParsers) -> None:
     """``verify`` and its flags."""
     p = sub.add_parser(
-        "verify", help="compare a report's tables with the committed demo report of its kind"
+        "verify", help="compare a report's tables with the committed demo report of its size"
     )
     p.add_argument("outputs", nargs="?", type=Path, default=Path("outputs"))
     p.add_argument(

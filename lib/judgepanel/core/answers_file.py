@@ -39,7 +39,7 @@ REQUIRED: tuple[str, ...] = ("image_id", "judge", "dimension", "score")
 OPTIONAL: tuple[str, ...] = ("sample", "model", "raw")
 HOLISTIC = "holistic"
 """The ``dimension`` of a holistic answer."""
-RUBRIC_KINDS: tuple[str, ...] = ("holistic", "dimension")
+RUBRIC_CALL_TYPES: tuple[str, ...] = ("holistic", "dimension")
 
 
 class AnswersError(JudgepanelError, ValueError):
@@ -420,7 +420,7 @@ def long_answers(calls: pd.DataFrame, dataset: str | None = None) -> pd.DataFram
     Raises:
         AnswersError: several datasets or rubrics, and ``dataset`` does not pick one.
     """
-    rows = calls[calls["kind"].isin(RUBRIC_KINDS) & (calls["status"] == "ok")]
+    rows = calls[calls["kind"].isin(RUBRIC_CALL_TYPES) & (calls["status"] == "ok")]
     present = sorted(rows["dataset"].unique())
     if dataset is None and len(present) > 1:
         raise AnswersError(
@@ -434,7 +434,7 @@ def long_answers(calls: pd.DataFrame, dataset: str | None = None) -> pd.DataFram
                 f"{', '.join(present) or 'none'}"
             )
         rows = rows[rows["dataset"] == dataset]
-    for call_type in RUBRIC_KINDS:
+    for call_type in RUBRIC_CALL_TYPES:
         shas = rows.loc[rows["kind"] == call_type, "rubric_sha"].unique()
         if len(shas) > 1:
             raise AnswersError(

@@ -39,9 +39,10 @@ def score_table(
     families: Sequence[str] | None = None,
     rubric_sha: str | None = None,
     temperature: float | None = None,
-    kinds: Sequence[str] = ("holistic", "dimension"),
+    call_types: Sequence[str] = ("holistic", "dimension"),
 ) -> pd.DataFrame:
-    """The ok answers of prompt ``kinds`` (holistic and dimension) of one dataset, a row a call.
+    """The ok answers of the call types ``call_types`` (holistic and dimension) of one
+    dataset, a row a call.
 
     Args:
         calls: ``Store.frame()`` output.
@@ -50,14 +51,14 @@ def score_table(
         rubric_sha: keep only calls made with this rubric (default: the most frequent one,
             so a store that mixes rubric versions never mixes them silently).
         temperature: keep only this temperature (default: the most frequent one).
-        kinds: the prompt kinds to keep (``sham`` for the sham rubric's answers).
+        call_types: the call types to keep (``sham`` for the sham rubric's answers).
 
     Returns:
         Columns item, family, kind, dimension, repetition, value.
     """
-    df = calls[(calls["dataset"] == dataset) & calls["kind"].isin(list(kinds))]
+    df = calls[(calls["dataset"] == dataset) & calls["kind"].isin(list(call_types))]
     if df.empty:
-        raise ValueError(f"the store holds no {' or '.join(kinds)} calls for {dataset!r}")
+        raise ValueError(f"the store holds no {' or '.join(call_types)} calls for {dataset!r}")
     for col, wanted in (("rubric_sha", rubric_sha), ("temperature", temperature)):
         if wanted is None:
             wanted = df[col].mode().iloc[0]
@@ -75,12 +76,12 @@ def read_calls(
     store: str | Path,
     dataset: str | None = None,
     *,
-    kinds: Iterable[str] | None = None,
+    call_types: Iterable[str] | None = None,
     columns: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """The stored calls of ``dataset`` (see :meth:`Store.frame`); the store is closed after."""
     with Store(store, readonly=True) as db:
-        return db.frame(dataset=dataset, call_types=kinds, columns=columns)
+        return db.frame(dataset=dataset, call_types=call_types, columns=columns)
 
 
 def scored_dataset(kind: str, root: str | Path, design: ScoringDesign, **keys: Any) -> Dataset:

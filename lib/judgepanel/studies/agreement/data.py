@@ -244,7 +244,7 @@ def agreement_data(
     scale_of = rubric.scale(asked.call_type, "" if asked.key == HOLISTIC else asked.key)
     judge_scale = (scale_of.min, scale_of.max)
     answers = score_table(
-        calls, dataset, families=families, rubric_sha=rubric.sha256, kinds=(asked.call_type,)
+        calls, dataset, families=families, rubric_sha=rubric.sha256, call_types=(asked.call_type,)
     )
     if asked.key != HOLISTIC:
         answers = answers[answers["dimension"] == asked.key]

@@ -18,11 +18,10 @@ from judgepanel.claims import wording
 from judgepanel.claims.rows import Claim
 from judgepanel.core.frames import read_calls
 from judgepanel.studies.fusion import logprob_designs, logprob_fused
+from judgepanel.studies.fusion.recipe_logprob import LOGPROB_CALL_TYPES
 
-LOGPROB_KINDS: tuple[str, ...] = ("holistic_logprob", "dimension_logprob")
-"""The kinds of the run's own logprob calls."""
-SAMPLED_KINDS: tuple[str, ...] = ("holistic", "dimension")
-"""The kinds of the sampled answers the logprob calls are set against."""
+SAMPLED_CALL_TYPES: tuple[str, ...] = ("holistic", "dimension")
+"""The call types of the sampled answers the logprob calls are set against."""
 
 
 def page_calls(
@@ -32,8 +31,8 @@ def page_calls(
     (the same images, perhaps another dataset's), for ``families`` only."""
     calls = pd.concat(
         [
-            read_calls(store, dataset, kinds=list(LOGPROB_KINDS)),
-            read_calls(store, sampled_from, kinds=list(SAMPLED_KINDS)),
+            read_calls(store, dataset, call_types=list(LOGPROB_CALL_TYPES)),
+            read_calls(store, sampled_from, call_types=list(SAMPLED_CALL_TYPES)),
         ],
         ignore_index=True,
     )

@@ -154,7 +154,7 @@ def load_profile_rated(
             continue
         if name in loaded:
             out[name] = loaded[name]
-        elif len(read_calls(store, name, kinds=("holistic", "dimension"), columns=["kind"])):
+        elif len(read_calls(store, name, call_types=("holistic", "dimension"), columns=["kind"])):
             design = config.design(ref.kind)
             rubric = load_rubric(run.rubric)
             out[name] = _read(ref, design, store, families, SCORE_COLUMNS, rubric)

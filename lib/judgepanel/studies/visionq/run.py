@@ -46,7 +46,7 @@ def load_run(
     """
     ref = dataset_of_kind(run, (KIND,), use="the VisionQ study")
     questions = load_questions(ref.root, ref.questions, ref.eligible)
-    calls = read_calls(run.profile.store, ref.name, kinds=["visionq"])
+    calls = read_calls(run.profile.store, ref.name, call_types=["visionq"])
     calls = calls[calls["item"].isin(set(questions["id"]))]
     preds = predictions_from_store(
         calls, questions, families=families, rotations=rotations, seed=seed
