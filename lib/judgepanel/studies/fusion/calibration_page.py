@@ -57,6 +57,8 @@ PARTITION_COLUMNS = [
 OPTION_COLUMNS = [
     "world", "test", "metric", "truth", "n", *_rate("coverage"), *_rate("reject_at_truth"),
 ]  # fmt: skip
+RULE_COLUMNS = ["fold", "statement", "threshold", "accuracy", "majority_accuracy", "n", "n_pays"]
+"""The columns of the recipe's rules learned on each half."""
 ARMS = ((PANEL_MEAN, "#888888"), (HP, "#1f4e79"))
 """The two default tests the figures draw, with their colours."""
 
