@@ -8,7 +8,7 @@ draw the power and coverage figures. Not imported by the package: only a page dr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -230,25 +230,27 @@ def _arm_errors(frame: pd.DataFrame, column: str) -> np.ndarray:
     return np.clip(np.vstack(arms), 0, None)
 
 
+def _arms(
+    axes: Sequence[plt.Axes], frame: pd.DataFrame
+) -> Iterator[tuple[plt.Axes, int, str, str, pd.DataFrame]]:
+    """Each metric's plot (titled) with each default arm: (plot, arm's place, test, colour,
+    the arm's rows of ``frame`` in that metric)."""
+    for ax, metric in zip(axes, METRICS, strict=True):
+        ax.set_title(delta_name(metric))
+        for k, (test, colour) in enumerate(ARMS):
+            yield ax, k, test, colour, frame[(frame["test"] == test) & (frame["metric"] == metric)]
+
+
 def power_figure(curve_rows: pd.DataFrame) -> plt.Figure:
     """The share of replicates rejecting at p < 0.05 against the planted dimension evidence,
     per metric, for the panel mean and H+P_gb, with the 0.05 line dashed."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
-    for ax, metric in zip(axes, METRICS, strict=True):
-        for test, colour in ARMS:
-            d = curve_rows[(curve_rows["test"] == test) & (curve_rows["metric"] == metric)]
-            ax.errorbar(
-                d["dimension_evidence"],
-                d["reject"],
-                yerr=_arm_errors(d, "reject"),
-                fmt="o-",
-                capsize=3,
-                color=colour,
-                label=TESTS[test],
-            )
+    for ax, _, test, colour, d in _arms(axes, curve_rows):
+        ax.errorbar(d["dimension_evidence"], d["reject"], yerr=_arm_errors(d, "reject"),
+                    fmt="o-", capsize=3, color=colour, label=TESTS[test])  # fmt: skip
+    for ax in axes:
         ax.axhline(0.05, color="0.5", ls="--", lw=1)
         ax.set_xlabel("planted dimension evidence s")
-        ax.set_title(delta_name(metric))
     axes[0].set_ylabel("share rejecting at p < 0.05\n(Wilson 95% CI)")
     fig.tight_layout()
     return fig
@@ -259,25 +261,16 @@ def coverage_figure(coverage: pd.DataFrame, worlds: Sequence[str], exact: float)
     H+P_gb, against 0.95 (dashed) and what an exact interval covers here (dotted)."""
     labels = list(worlds)
     fig, axes = plt.subplots(1, 2, figsize=(10, 0.35 * len(labels) + 1.8), sharey=True)
-    for ax, metric in zip(axes, METRICS, strict=True):
-        for k, (test, colour) in enumerate(ARMS):
-            d = coverage[(coverage["test"] == test) & (coverage["metric"] == metric)]
-            d = d.set_index("world").loc[labels]
-            y = np.arange(len(labels))[::-1] + (0.15 if k == 0 else -0.15)
-            ax.errorbar(
-                d["coverage"],
-                y,
-                xerr=_arm_errors(d, "coverage"),
-                fmt="o",
-                capsize=3,
-                color=colour,
-                label=TESTS[test],
-            )
+    for ax, k, test, colour, d in _arms(axes, coverage):
+        d = d.set_index("world").loc[labels]
+        y = np.arange(len(labels))[::-1] + (0.15 if k == 0 else -0.15)
+        ax.errorbar(d["coverage"], y, xerr=_arm_errors(d, "coverage"), fmt="o", capsize=3,
+                    color=colour, label=TESTS[test])  # fmt: skip
+    for ax in axes:
         ax.axvline(0.95, color="0.4", ls="--", lw=1)
         ax.axvline(exact, color="0.7", ls=":", lw=1)
         ax.set_yticks(np.arange(len(labels))[::-1])
         ax.set_yticklabels(labels)
         ax.set_xlabel("coverage (Wilson 95% CI)")
-        ax.set_title(delta_name(metric))
     fig.tight_layout()
     return fig
