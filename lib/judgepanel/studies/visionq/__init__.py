@@ -7,7 +7,9 @@ paper-bootstrap and Wilson CIs, position bias, judges compared on resampled pape
 rotation voting), the claims its
 page states (:mod:`judgepanel.studies.visionq.verdicts`) and the wide reading tables of
 the report; the taxonomy is data of the loader
-(:mod:`judgepanel.datasets.taxonomy`), and the figures are drawn in the notebook itself.
+(:mod:`judgepanel.datasets.taxonomy`). The page alone imports its figures
+(:mod:`~judgepanel.studies.visionq.figures`) and helpers
+(:mod:`~judgepanel.studies.visionq.page`).
 """
 
 from judgepanel.datasets.taxonomy import Leaf as Leaf
