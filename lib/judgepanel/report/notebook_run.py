@@ -131,15 +131,6 @@ class NotebookRun:
         """The run's values by attribute: ``opened.params.store``."""
         return RunValues(self.variables)
 
-    def values(self, *names: str) -> tuple[Any, ...]:
-        """The run's values of ``names``, in order (a notebook unpacks what it reads)."""
-        unknown = [n for n in names if n not in self.variables]
-        if unknown:
-            raise KeyError(
-                f"{', '.join(unknown)}: not a value of this run; it has {', '.join(self.variables)}"
-            )
-        return tuple(self.variables[n] for n in names)
-
 
 def open_run(
     run: str,
