@@ -34,9 +34,10 @@ import uvloop
 from openai.types.chat import ChatCompletion
 from PIL import Image
 
-from judgepanel.core.client import ClientOptions, http_transport, run_calls
+from judgepanel.core.client import http_transport, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.report.simconfig import SimConfig

@@ -34,7 +34,8 @@ import numpy as np
 import openai
 from PIL import Image, ImageDraw, ImageFilter
 
-from judgepanel.core.prompts import DIMENSIONS, bytes_data_url, load_rubric
+from judgepanel.core.prompts import DIMENSIONS, bytes_data_url
+from judgepanel.core.rubric import load_rubric
 from judgepanel.report.launcher import start_sim_server
 from judgepanel.studies.vab.protocol import build_messages
 from judgepanel.studies.visionq.composite import composite_png

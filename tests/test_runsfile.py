@@ -9,11 +9,13 @@ from typing import get_args
 import pytest
 import yaml
 
-from judgepanel.core.config import ConfigError, DatasetRef, load_config
+from judgepanel.core.config import DatasetRef, load_config
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import project_root
-from judgepanel.core.runsfile import DatasetKind, DatasetSpec
-from judgepanel.core.settings import DATASET_KINDS, IMAGE_KINDS
+from judgepanel.core.runsfile import dataset_model
+from judgepanel.datasets.kinds import all_kinds, kind_names, rated_kinds
 
+DATASET_KINDS, IMAGE_KINDS = kind_names(), rated_kinds()
 RUNS = (project_root() / "papermill_runs.yaml").read_text(encoding="utf-8")
 
 
@@ -43,11 +45,8 @@ def test_the_project_runs_file_is_valid():
 
 
 def test_schema_kinds_are_the_loaders_kinds():
-    assert set(get_args(DatasetKind)) == set(DATASET_KINDS)
-    models = get_args(get_args(DatasetSpec)[0])
-    assert sorted(get_args(m.model_fields["kind"].annotation)[0] for m in models) == sorted(
-        DATASET_KINDS
-    )
+    models = [dataset_model(kind) for kind in all_kinds()]
+    assert [get_args(m.model_fields["kind"].annotation)[0] for m in models] == list(DATASET_KINDS)
 
 
 def _defaults(kind: str) -> tuple[tuple[str, str], ...]:

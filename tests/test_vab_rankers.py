@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from judgepanel.core.config import ConfigError, load_config
+from judgepanel.core.config import load_config
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.core.settings import IMAGE_KINDS
+from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.stats import bh
 from judgepanel.studies.vab import (
     FUSED,
@@ -285,7 +286,7 @@ def test_training_world_reads_the_sampled_images_and_names_a_missing_score(tmp_p
     unscored = replace(run, profile=replace(run.profile, store=empty))
     with pytest.raises(ValueError, match="score that dataset's run first"):
         load_training_world(unscored, config, "para", families=["f"])
-    rated = " or ".join(sorted(IMAGE_KINDS))  # every kind with per-image ratings
+    rated = " or ".join(sorted(rated_kinds()))  # every kind with per-image ratings
     kind = f"run 't-vab': .* needs a dataset of kind {rated}, but 'vab' is of kind 'vab'"
     with pytest.raises(ConfigError, match=kind):
         load_training_world(run, config, "vab", families=["f"])
@@ -297,7 +298,7 @@ def test_each_study_refuses_a_run_whose_dataset_is_of_another_kind(tmp_path):
     config = _para_world(tmp_path)
     run = config.run("t-vab")
     wrong = "run 't-vab': the {} needs a dataset of kind {}, but 'vab' is of kind 'vab'"
-    rated = " or ".join(sorted(IMAGE_KINDS))
+    rated = " or ".join(sorted(rated_kinds()))
     with pytest.raises(ConfigError, match=wrong.format("rubric-fusion study", rated)):
         fusion.load_rated(run, config, families=["f"])
     with pytest.raises(ConfigError, match=wrong.format("VisionQ study", "visionq")):

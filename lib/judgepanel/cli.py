@@ -34,10 +34,10 @@ from judgepanel.cli_data import add_data_parser, data_command
 from judgepanel.cli_study import add_study_arguments, study_request
 from judgepanel.core.batch import BatchBook
 from judgepanel.core.client import ClientError, scrub
-from judgepanel.core.config import Config, ConfigError, load_config
+from judgepanel.core.config import Config, load_config
 from judgepanel.core.coverage import describe_mix
 from judgepanel.core.describe import parse_dataset_spec
-from judgepanel.core.errors import JudgepanelError, RunStopped
+from judgepanel.core.errors import ConfigError, JudgepanelError, RunStopped
 from judgepanel.core.frames import skipped_images
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.core.preflight import preflight

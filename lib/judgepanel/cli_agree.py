@@ -26,8 +26,8 @@ import pandas as pd
 
 from judgepanel.cli_data import print_info
 from judgepanel.core.answers_file import RUBRIC_KINDS, import_answers
-from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import parse_dataset_spec
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.frames import read_calls
 from judgepanel.core.rubric import Rubric, load_rubric
 from judgepanel.core.scales import scale_notes, store_ranges

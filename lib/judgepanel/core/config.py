@@ -2,25 +2,43 @@
 
 The file is the single place where a run differs from another. A notebook receives the run's
 name and resolves the rest from this file (`judgepanel.report.notebook_run`); the API key is
-never part of it.
+never part of it. Each class here is at once the schema of its part of the file and what the
+code reads at run time, so a new key is one field: `load_config` validates the file with the
+file's folder as context (relative paths resolve against it), and a problem is reported by
+`judgepanel.core.runsfile` with the file, the line and the key. The send options' keys of
+profiles and runs are generated from their declarations (`judgepanel.core.sendconfig`), a
+dataset entry's keys from its kind's registration (`judgepanel.datasets.kinds`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails
 
 from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import DEFAULT_RUNS_FILE, project_root
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.core.runsfile import ScoringSpec, validate_runs_file
-from judgepanel.core.sendconfig import ClientOptions, file_options, resolve_options
-from judgepanel.datasets.kinds import all_kinds, get_kind
+from judgepanel.core.runsfile import dataset_entry, problems_at, schema_errors
+from judgepanel.core.sendconfig import (
+    ClientOptions,
+    Frozen,
+    file_options,
+    resolve_options,
+    send_keys,
+)
+from judgepanel.datasets.kinds import all_kinds, get_kind, kind_names
 from judgepanel.datasets.presence import check_policy
 
 MISSING_IMAGES = "missing_images"
@@ -33,27 +51,91 @@ def takes_missing_images(kind: str) -> bool:
     return MISSING_IMAGES in get_kind(kind).keys
 
 
-@dataclass(frozen=True)
-class DatasetRef:
+def _under(path: Path, context: dict[str, Any] | None) -> Path:
+    """``path`` as the runs file means it: relative to the file's folder (the context's
+    ``base``); outside a file, as given."""
+    base = (context or {}).get("base")
+    return path if base is None or path.is_absolute() else base / path
+
+
+FilePath = Annotated[Path, AfterValidator(lambda p, info: _under(p, info.context))]
+"""A path of the runs file, resolved against its folder."""
+
+
+def _known_kind(kind: str) -> str:
+    if kind not in kind_names():
+        raise ValueError(f"unknown dataset kind {kind!r}; known kinds: {', '.join(kind_names())}")
+    return kind
+
+
+class _Part(Frozen):
+    """A part of the runs file. Validated with a context (the file's folder...), its input
+    is the file's entry, read by `_read`; the fields of ``set_by_code`` (a name is its key)
+    are no keys of the file and are refused there."""
+
+    set_by_code: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_file(cls, data: Any, info: ValidationInfo) -> Any:
+        if not isinstance(data, dict) or info.context is None:
+            return data
+        inner = [key for key in data if key in cls.set_by_code]
+        if inner:
+            errors = [
+                InitErrorDetails(type="extra_forbidden", loc=(k,), input=data[k]) for k in inner
+            ]
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        return cls._read(data, info.context)
+
+    @classmethod
+    def _read(cls, data: dict[str, Any], context: dict[str, Any]) -> Any:
+        """The file's entry as the fields take it."""
+        return data
+
+    @classmethod
+    def file_keys(cls) -> list[str]:
+        """The keys this part of the file takes, as an error lists them."""
+        fields = cls.model_fields.items()
+        return [f.alias or name for name, f in fields if name not in cls.set_by_code]
+
+
+def _named(parts: dict[str, Any]) -> dict[str, Any]:
+    """The entries of a mapping of the file, each named by its key."""
+    return {key: part.model_copy(update={"name": key}) for key, part in parts.items()}
+
+
+class DatasetRef(_Part):
     """A dataset a profile knows: its key in the store, its format and where it lives.
 
     Attributes:
         name: the dataset's key in the profile and in the store.
         kind: its format: a kind registered in `judgepanel.datasets.kinds` (``eva``,
-            ``para``, ``ratings``, ``ava``, ``aadb``, ``koniq``, ``spaq``, ``lapis``,
-            ``vab``, ``visionq``, and any registered since).
+            ``para``, ``ratings``, ``ava``, ``vab``, ``visionq``, and any registered since).
         root: its folder (for VisionQ, the benchmark root that image paths are relative to).
         questions: VisionQ only: the question file, when it does not sit under ``root``.
         eligible: VisionQ only: the file of eligible question ids, when not under ``root``.
         options: the other runs-file keys its kind declares, by name (paths resolved).
     """
 
-    name: str
+    name: str = ""
     kind: str
-    root: Path
-    questions: Path | None = None
-    eligible: Path | None = None
+    root: FilePath
+    questions: FilePath | None = None
+    eligible: FilePath | None = None
     options: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def _read(cls, data: dict[str, Any], context: dict[str, Any]) -> Any:
+        """An entry checked against its kind's keys (`judgepanel.core.runsfile.dataset_entry`):
+        those keys fill the fields of their name (VisionQ's), else ``options``."""
+        entry = dataset_entry(data)
+        values = {}
+        for key, declared in get_kind(entry.kind).keys.items():
+            value = getattr(entry, key)
+            values[key] = _under(Path(value), context) if declared.path and value else value
+        named = {key: values.pop(key) for key in ("questions", "eligible") if key in values}
+        return {"kind": entry.kind, "root": entry.root, **named, "options": tuple(values.items())}
 
     @property
     def loader_keys(self) -> dict[str, Any]:
@@ -63,7 +145,7 @@ class DatasetRef:
     @property
     def missing_images(self) -> str | None:
         """Its ``missing_images`` policy; None where its kind takes none (VAB, VisionQ)."""
-        return self.loader_keys.get("missing_images")
+        return self.loader_keys.get(MISSING_IMAGES)
 
     def with_missing_images(self, policy: str | None) -> DatasetRef:
         """This reference read under ``policy`` (``--missing-images``, which wins over the
@@ -72,11 +154,10 @@ class DatasetRef:
             return self
         check_policy(policy)
         keys = {**self.loader_keys, MISSING_IMAGES: policy}
-        return dataclasses.replace(self, options=tuple(keys.items()))
+        return self.model_copy(update={"options": tuple(keys.items())})
 
 
-@dataclass(frozen=True)
-class Price:
+class Price(_Part):
     """USD per one million input, cached input and output tokens.
 
     ``cached_input`` is what a provider bills for prompt tokens it served from its cache
@@ -88,12 +169,20 @@ class Price:
     no batch price is known, and a batch is budgeted and charged at the online price.
     """
 
-    input: float
-    output: float
-    cached_input: float | None = None
-    batch_discount: float | None = None
-    batch_input: float | None = None
-    batch_output: float | None = None
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(None, ge=0)
+    batch_discount: float | None = Field(None, ge=0, lt=1)
+    batch_input: float | None = Field(None, ge=0)
+    batch_output: float | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _one_batch_price(self) -> Price:
+        if (self.batch_input is None) != (self.batch_output is None):
+            raise ValueError("give both `batch_input` and `batch_output`, or neither")
+        if self.batch_discount is not None and self.batch_input is not None:
+            raise ValueError("give `batch_discount` or batch prices, not both")
+        return self
 
     def batch(self) -> Price | None:
         """The prices of a batch line (``None``: no batch price given)."""
@@ -129,26 +218,73 @@ class Price:
         ) / 1e6
 
 
-@dataclass(frozen=True)
-class Profile:
-    """Where the data and the store live, which model each family name means, and the
-    send options the profile sets (``options``: name -> value, only those it names)."""
+class ScoringDesign(_Part):
+    """Repetitions and temperature of the rubric-fusion scoring, for one dataset kind."""
 
-    name: str
-    description: str
-    simulated: bool
-    store: Path
+    holistic_k: int = Field(ge=0)
+    dimension_r: int = Field(ge=0)
+    temperature: float = Field(ge=0)
+    n_images: int | None = Field(None, ge=1)
+    sample_seed: int = 0
+    sham_r: int = Field(0, ge=0)
+    """Repetitions per dimension of the sham rubric (pre-declared families; 0: none)."""
+
+    @property
+    def calls_per_image(self) -> int:
+        """Calls per image and family: k holistic plus R per rubric dimension."""
+        return self.holistic_k + len(DIMENSIONS) * self.dimension_r
+
+
+_ProfileSendKeys = create_model("_ProfileSendKeys", __base__=_Part, **send_keys("profile"))
+_RunSendKeys = create_model("_RunSendKeys", __base__=_Part, **send_keys("run"))
+
+
+class Profile(_ProfileSendKeys):  # type: ignore[misc, valid-type]
+    """Where the data and the store live, which model each family name means, and how its
+    calls are sent (the send options' keys, `judgepanel.core.sendconfig.send_keys`).
+
+    ``predeclared`` are the families whose comparisons are pre-declared (default: the
+    first three); ``rubric`` is its rubric file or folder (``None``: the project's).
+    """
+
+    set_by_code = frozenset({"name"})
+    name: str = ""
+    description: str = ""
+    simulated: bool = False
+    store: FilePath
     datasets: dict[str, DatasetRef]
     families: dict[str, str]
-    predeclared: tuple[str, ...]
-    options: dict[str, Any] = field(default_factory=dict)
-    rubric: Path | None = None
-    """The profile's rubric file or folder (``None``: the project's ``rubric/``)."""
+    predeclared: tuple[str, ...] = Field((), validate_default=True)
+    rubric: FilePath | None = None
+
+    _named_datasets = field_validator("datasets")(_named)
+
+    @field_validator("predeclared")
+    @classmethod
+    def _first_three(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        families = list(info.data.get("families", ()))
+        unknown = [f for f in value if f not in families]
+        if unknown and "families" in info.data:
+            raise ValueError(f"predeclared families not in `families`: {unknown}")
+        return value or tuple(families[:3])
+
+    @model_validator(mode="after")
+    def _limits_name_families(self) -> Profile:
+        models = set(self.families.values())
+        stray = [k for k in self.limits if k not in self.families and k not in models]
+        if stray:
+            raise ValueError(f"`limits` names neither a family nor a model id: {stray}")
+        return self
 
     @property
     def source(self) -> str:
         """The profile as the source of a send option's value."""
         return f"profile {self.name!r}"
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The send options the profile sets (only those it names)."""
+        return file_options(self, "profile")
 
     @property
     def send(self) -> ClientOptions:
@@ -165,48 +301,73 @@ class Profile:
             ) from None
 
 
-@dataclass(frozen=True)
-class ScoringDesign:
-    """Repetitions and temperature of the rubric-fusion scoring, for one dataset kind."""
-
-    holistic_k: int
-    dimension_r: int
-    temperature: float
-    n_images: int | None = None
-    sample_seed: int = 0
-    sham_r: int = 0
-    """Repetitions per dimension of the sham rubric (pre-declared families; 0: none)."""
-
-    @property
-    def calls_per_image(self) -> int:
-        """Calls per image and family: k holistic plus R per rubric dimension."""
-        return self.holistic_k + len(DIMENSIONS) * self.dimension_r
-
-
-@dataclass(frozen=True)
-class Run:
-    """One run of the report: a profile, its dataset(s), notebooks and parameters.
+class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
+    """One run of the report: a profile, its dataset(s) (the file's ``dataset`` or
+    ``datasets``), notebooks and parameters, and the send options it sets over its
+    profile's (`judgepanel.core.sendconfig.send_keys`).
 
     ``parameters`` are the runs file's global parameters updated by the run's own;
     ``own_parameters`` are the run's own alone (a study must know each of them).
     """
 
-    name: str
+    set_by_code = frozenset({"name", "own_parameters"})
+    name: str = ""
     profile: Profile
     datasets: tuple[str, ...]
     notebooks: tuple[str, ...]
-    parameters: dict[str, Any] = field(default_factory=dict)
-    own_parameters: dict[str, Any] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)
-    """The send options the run sets over its profile's (only those it names)."""
-    own_rubric: Path | None = None
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    own_parameters: dict[str, Any] = Field(default_factory=dict)
+    own_rubric: FilePath | None = Field(None, alias="rubric")
     """The rubric the run names itself (``None``: its profile's)."""
+
+    @classmethod
+    def file_keys(cls) -> list[str]:
+        keys = super().file_keys()
+        return [*keys[: keys.index("datasets")], "dataset", *keys[keys.index("datasets") :]]
+
+    @classmethod
+    def _read(cls, data: dict[str, Any], context: dict[str, Any]) -> Any:
+        """The run's profile found, its datasets checked against it, its parameters laid
+        over the file's (the context's ``profiles`` and ``parameters``, see `Config`)."""
+        one = data.get("dataset") is not None
+        if one == (data.get("datasets") is not None):
+            raise ValueError("give either `dataset` or `datasets` (a list), not both or neither")
+        out = {k: v for k, v in data.items() if k != "dataset"}
+        out["datasets"] = names = [data["dataset"]] if one else data["datasets"]
+        own = data.get("parameters", {})
+        if isinstance(own, dict):
+            out |= {"parameters": {**context["parameters"], **own}, "own_parameters": own}
+        if context["profiles"] is None:  # the profiles' own errors are reported; a stand-in
+            return out | {
+                "profile": Profile.model_construct(store=Path(), datasets={}, families={})
+            }
+        name, profiles = data.get("profile"), context["profiles"]
+        profile = profiles.get(name) if isinstance(name, str) else None
+        if profile is None and "profile" in data:
+            message = f"unknown profile {name!r}; profiles: {', '.join(profiles)}"
+            raise problems_at("Run", [(("profile",), message)])
+        wrong = [
+            (("dataset",) if one else ("datasets", i), f"profile {name!r} has no dataset {d!r}")
+            for i, d in enumerate(names if profile and isinstance(names, list) else ())
+            if isinstance(d, str) and d not in profile.datasets
+        ]
+        if wrong:
+            known = ", ".join(profile.datasets)
+            raise problems_at(
+                "Run", [(loc, f"{message}; it has: {known}") for loc, message in wrong]
+            )
+        return out | ({"profile": profile} if profile else {})
 
     @property
     def rubric(self) -> Path | None:
         """The run's rubric file or folder: its own, else its profile's (``None``: the
         project's ``rubric/``)."""
         return self.own_rubric or self.profile.rubric
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The send options the run sets over its profile's (only those it names)."""
+        return file_options(self, "run")
 
     def layers(self) -> tuple[tuple[str, dict[str, Any]], ...]:
         """The runs file's layers of the run's send options: its profile's, then its own."""
@@ -225,18 +386,50 @@ class Run:
         return self.datasets[0]
 
 
-@dataclass(frozen=True)
-class Config:
-    """The parsed runs file."""
+def _kind_designs() -> dict[str, ScoringDesign]:
+    """The scoring designs the registered kinds bring, for a runs file that names none."""
+    designs = {}
+    for kind in all_kinds():
+        if kind.design is not None:
+            try:
+                designs[kind.name] = ScoringDesign.model_validate(dict(kind.design))
+            except ValidationError as exc:
+                raise ValueError(f"dataset kind {kind.name!r}: its scoring design: {exc}") from None
+    return designs
 
-    path: Path
+
+class Config(_Part):
+    """The parsed runs file; ``raw`` is its YAML as parsed (a quick report writes its copy
+    from it)."""
+
+    set_by_code = frozenset({"path", "raw"})
+    path: Path = Path()
     profiles: dict[str, Profile]
+    scoring: dict[Annotated[str, AfterValidator(_known_kind)], ScoringDesign] = Field(
+        default_factory=dict, validate_default=True
+    )
+    prices: dict[str, Price] = Field(default_factory=dict)
+    parameters: dict[str, Any] = Field(default_factory=dict)
     runs: dict[str, Run]
-    scoring: dict[str, ScoringDesign]
-    prices: dict[str, Price]
-    parameters: dict[str, Any]
-    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    """The file's YAML as parsed (a quick report writes its copy from it)."""
+    raw: dict[str, Any] = Field(default_factory=dict, repr=False)
+
+    _named_profiles = field_validator("profiles")(_named)
+    _named_runs = field_validator("runs")(_named)
+
+    @field_validator("scoring")
+    @classmethod
+    def _with_kinds_designs(cls, scoring: dict[str, ScoringDesign]) -> dict[str, ScoringDesign]:
+        return {**_kind_designs(), **scoring}
+
+    @field_validator("runs", mode="before")
+    @classmethod
+    def _known_to_runs(cls, runs: Any, info: ValidationInfo) -> Any:
+        """What a run reads of the rest of the file: its profiles (``None``: they are
+        wrong) and the global parameters (fields validated before ``runs``)."""
+        if info.context is not None:
+            info.context["profiles"] = info.data.get("profiles")
+            info.context["parameters"] = info.data.get("parameters", {})
+        return runs
 
     def run(self, name: str) -> Run:
         try:
@@ -272,39 +465,13 @@ class Config:
             ) from None
 
 
-def _dataset_ref(name: str, spec: Any, resolve: Callable[[str], Path]) -> DatasetRef:
-    """A profile's dataset entry, its paths resolved: the keys its kind declares fill the
-    reference's fields of their name (VisionQ's ``questions``, ``eligible``), else
-    ``options``."""
-    values = {}
-    for key, declared in get_kind(spec.kind).keys.items():
-        value = getattr(spec, key)
-        values[key] = resolve(value) if declared.path and value else value
-    named = {k: v for k, v in values.items() if k in ("questions", "eligible")}
-    options = tuple((k, v) for k, v in values.items() if k not in named)
-    return DatasetRef(name, spec.kind, resolve(spec.root), **named, options=options)
-
-
-def _scoring_specs() -> dict[str, ScoringSpec]:
-    """The scoring designs the registered kinds bring, for a runs file that names none."""
-    specs = {}
-    for kind in all_kinds():
-        if kind.design is not None:
-            try:
-                specs[kind.name] = ScoringSpec.model_validate(dict(kind.design))
-            except ValueError as exc:
-                raise ConfigError(
-                    f"dataset kind {kind.name!r}: its scoring design: {exc}"
-                ) from None
-    return specs
-
-
 def load_config(path: str | Path | None = None) -> Config:
-    """Parse ``papermill_runs.yaml``; relative paths are resolved against its folder.
+    """Parse and validate ``papermill_runs.yaml``; relative paths are resolved against its
+    folder.
 
-    The file is first checked against its schema (`judgepanel.core.runsfile`): an unknown
-    key, a wrong type, an unknown dataset kind or a run naming a profile or dataset that
-    does not exist is a `ConfigError` naming the file, the line and the key.
+    An unknown key, a wrong type, an unknown dataset kind or a run naming a profile or
+    dataset that does not exist is a `ConfigError` naming the file, the line and the key,
+    every problem at once (`judgepanel.core.runsfile.schema_errors`).
     """
     path = Path(path) if path else project_root() / DEFAULT_RUNS_FILE
     if not path.exists():
@@ -315,59 +482,7 @@ def load_config(path: str | Path | None = None) -> Config:
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     try:
-        spec = validate_runs_file(raw, path, text)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    base = path.resolve().parent
-
-    def resolve(p: str) -> Path:
-        q = Path(p)
-        return q if q.is_absolute() else base / q
-
-    profiles: dict[str, Profile] = {}
-    for name, prof in spec.profiles.items():
-        datasets = {key: _dataset_ref(key, d, resolve) for key, d in prof.datasets.items()}
-        families = dict(prof.families)
-        profiles[name] = Profile(
-            name=name,
-            description=prof.description,
-            simulated=prof.simulated,
-            store=resolve(prof.store),
-            datasets=datasets,
-            families=families,
-            predeclared=tuple(prof.predeclared or list(families)[:3]),
-            options=file_options(prof, "profile"),
-            rubric=resolve(prof.rubric) if prof.rubric else None,
-        )
-    scoring = {
-        kind: ScoringDesign(
-            holistic_k=d.holistic_k,
-            dimension_r=d.dimension_r,
-            temperature=d.temperature,
-            n_images=d.n_images,
-            sample_seed=d.sample_seed,
-            sham_r=d.sham_r,
-        )
-        for kind, d in {**_scoring_specs(), **spec.scoring}.items()
-    }
-    prices = {
-        model: Price(
-            p.input, p.output, p.cached_input, p.batch_discount, p.batch_input, p.batch_output
-        )
-        for model, p in spec.prices.items()
-    }
-    parameters = dict(spec.parameters)
-    runs = {
-        name: Run(
-            name=name,
-            profile=profiles[r.profile],
-            datasets=tuple([r.dataset] if r.dataset is not None else r.datasets or []),
-            notebooks=tuple(r.notebooks),
-            parameters={**parameters, **r.parameters},
-            own_parameters=dict(r.parameters),
-            options=file_options(r, "run"),
-            own_rubric=resolve(r.rubric) if r.rubric else None,
-        )
-        for name, r in spec.runs.items()
-    }
-    return Config(path, profiles, runs, scoring, prices, parameters, raw=raw)
+        config = Config.model_validate(raw, context={"base": path.resolve().parent})
+    except ValidationError as exc:
+        raise ConfigError(schema_errors(exc, Config, path, text)) from None
+    return config.model_copy(update={"path": path, "raw": raw})

@@ -32,21 +32,28 @@ COMMAND_LINE = "command line"
 """The source of a value a flag set."""
 
 
-@dataclass(frozen=True)
-class RateLimits:
-    """A model's provider limits: requests and tokens per minute (``None``: not known).
+class Frozen(BaseModel):
+    """A frozen pydantic model that refuses unknown keys and, like a dataclass, also takes
+    its fields positionally (in their declared order): the base of the runs file's models."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(**dict(zip(type(self).model_fields, args, strict=False)), **kwargs)
+
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+    """(pydantic's own validation, with its context, does not go through this ``__init__``)"""
+
+
+class RateLimits(Frozen):
+    """A model's provider limits: requests and tokens per minute (``None``: not known), as
+    a profile's ``limits:`` writes them.
 
     A provider counts tokens as the prompt plus ``max_tokens`` of every choice asked for.
     """
 
-    rpm: float | None = None
-    tpm: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("rpm", "tpm"):
-            value = getattr(self, name)
-            if value is not None and not value > 0:
-                raise ConfigError(f"--{name} {value}: expected a positive number per minute")
+    rpm: float | None = Field(None, gt=0)
+    tpm: float | None = Field(None, gt=0)
 
     def scaled(self, share: float) -> RateLimits:
         """These limits times ``share`` (a process's part of limits it shares with others)."""
@@ -57,19 +64,6 @@ class RateLimits:
 
     def __bool__(self) -> bool:
         return self.rpm is not None or self.tpm is not None
-
-
-class LimitsSpec(BaseModel):
-    """A model's provider limits as a profile writes them: requests and tokens per minute."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    rpm: float | None = Field(None, gt=0)
-    tpm: float | None = Field(None, gt=0)
-
-
-def _limits_of_file(limits: Mapping[str, LimitsSpec]) -> dict[str, RateLimits]:
-    return {name: RateLimits(spec.rpm, spec.tpm) for name, spec in limits.items()}
 
 
 @dataclass(frozen=True)
@@ -84,7 +78,6 @@ class Declared:
         run: a run sets it too, over its profile's value.
         ge, gt, le: bounds of a number (checked for every source).
         file_type: the runs-file key's type, when not the field's own.
-        from_file: turns the runs file's value into the field's.
         file_none: a runs-file value that means "none" (``max_cost: 0``).
         arg_type: turns the flag's text into the field's value.
         default_from: the source shown for the default.
@@ -99,7 +92,6 @@ class Declared:
     gt: float | None = None
     le: float | None = None
     file_type: Any = None
-    from_file: Callable[[Any], Any] | None = None
     file_none: Any = None
     arg_type: Callable[[str], Any] | None = None
     default_from: str = DEFAULT
@@ -191,8 +183,7 @@ class ClientOptions:
     limits: Mapping[str, RateLimits] = option(
         help="per model id, limits that replace rpm and tpm for that model (a profile's "
         "`limits:` names a family or a model id)",
-        default_factory=dict, profile=True, file_type=dict[str, LimitsSpec],
-        from_file=_limits_of_file,
+        default_factory=dict, profile=True, file_type=dict[str, RateLimits],
     )  # fmt: skip
     samples_per_request: int = option(
         1, help="repetitions of one prompt drawn per request with `n`",
@@ -316,12 +307,27 @@ def file_options(spec: BaseModel, level: str) -> dict[str, Any]:
         if declared is None or not getattr(declared, level):
             continue
         value = getattr(spec, name)
-        if declared.file_none is not None and value == declared.file_none:
-            value = None
-        elif declared.from_file is not None:
-            value = declared.from_file(value)
-        out[name] = value
+        none = declared.file_none is not None and value == declared.file_none
+        out[name] = None if none else value
     return out
+
+
+def send_keys(level: str) -> dict[str, Any]:
+    """The runs-file keys of the send options that a ``profile`` or a ``run`` sets, as
+    pydantic fields: a profile's default is the declared one, a run's is unset (its
+    profile's value applies)."""
+    keys: dict[str, Any] = {}
+    for name, (declared, annotation) in declared_options().items():
+        if not getattr(declared, level):
+            continue
+        kind = declared.file_type or without_none(annotation)
+        if level == "run":
+            keys[name] = (kind | None, Field(None, **declared.bounds()))
+        elif isinstance(default_of(name), dict):
+            keys[name] = (kind, Field(default_factory=dict, **declared.bounds()))
+        else:
+            keys[name] = (kind, Field(default_of(name), **declared.bounds()))
+    return keys
 
 
 def resolve_options(*layers: tuple[str, Mapping[str, Any]]) -> ClientOptions:
