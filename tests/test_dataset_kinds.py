@@ -12,8 +12,7 @@ import pandas as pd
 import pytest
 
 from judgepanel.cli import main
-from judgepanel.core import runsfile
-from judgepanel.core.config import DatasetRef, ScoringDesign, load_config
+from judgepanel.core.config import DatasetRef, ScoringDesign, dataset_model, load_config
 from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import project_root
 from judgepanel.core.settings import ScoreRequest, resolve_settings
@@ -122,7 +121,7 @@ def test_an_unknown_key_of_the_kind_lists_its_keys(toy, tmp_path):
 
 def test_the_kind_is_listed_wherever_kinds_are(toy):
     assert kind_names()[-1] == "toy" and "toy" in rated_kinds()
-    model = runsfile.dataset_model(toy)
+    model = dataset_model(toy)
     assert model.__name__ == "ToyDataset" and model.__doc__ == TOY.summary
 
 

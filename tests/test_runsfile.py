@@ -9,10 +9,9 @@ from typing import get_args
 import pytest
 import yaml
 
-from judgepanel.core.config import DatasetRef, load_config
+from judgepanel.core.config import DatasetRef, dataset_model, load_config
 from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import project_root
-from judgepanel.core.runsfile import dataset_model
 from judgepanel.datasets.kinds import all_kinds, kind_names, rated_kinds
 
 DATASET_KINDS, IMAGE_KINDS = kind_names(), rated_kinds()

@@ -37,7 +37,7 @@ from judgepanel.core.client import ClientError, scrub
 from judgepanel.core.config import Config, load_config
 from judgepanel.core.coverage import describe_mix
 from judgepanel.core.describe import parse_dataset_spec
-from judgepanel.core.errors import ConfigError, JudgepanelError, RunStopped
+from judgepanel.core.errors import ConfigError, RunStopped
 from judgepanel.core.frames import skipped_images
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 from judgepanel.core.preflight import preflight
@@ -57,6 +57,7 @@ from judgepanel.core.store import ModelCost, Store, StoreError, StoreSummary
 from judgepanel.datasets import DatasetError, load_dataset
 from judgepanel.datasets.comparators import load_scores
 from judgepanel.datasets.visionq import load_questions
+from judgepanel.errors import JudgepanelError
 from judgepanel.report.execute import ReportError, ReportRequest, run_report, selected
 from judgepanel.report.manifest import publish_reference, verify
 from judgepanel.report.verdict_check import check_report

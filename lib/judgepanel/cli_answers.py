@@ -10,12 +10,12 @@ from pathlib import Path
 
 from judgepanel.core.answers_file import answer_ranges, long_answers, read_answers, write_answers
 from judgepanel.core.describe import parse_dataset_spec
-from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.rubric import load_rubric
 from judgepanel.core.scales import scale_notes
 from judgepanel.core.store import ImportOutcome, Store
 from judgepanel.datasets import Dataset, load_dataset
 from judgepanel.datasets.kinds import get_kind
+from judgepanel.errors import JudgepanelError
 
 EXIT_OK, EXIT_ERROR = 0, 1
 

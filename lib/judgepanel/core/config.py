@@ -1,23 +1,23 @@
 """``papermill_runs.yaml``: profiles, runs, the scoring design and the price table.
 
-The file is the single place where a run differs from another. A notebook receives the run's
-name and resolves the rest from this file (`judgepanel.report.notebook_run`); the API key is
-never part of it. Each class here is at once the schema of its part of the file and what the
-code reads at run time, so a new key is one field: `load_config` validates the file with the
-file's folder as context (relative paths resolve against it), and a problem is reported by
-`judgepanel.core.runsfile` with the file, the line and the key. The send options' keys of
-profiles and runs are generated from their declarations (`judgepanel.core.sendconfig`), a
-dataset entry's keys from its kind's registration (`judgepanel.datasets.kinds`).
+The file is the single place where a run differs from another; a notebook receives the
+run's name and resolves the rest from it. Each model here is both the schema of its part of
+the file and what the code reads, so a new key is one field. An unknown key (refused at
+every level), a wrong type or a run naming what does not exist is an error naming the file,
+the line and the key. The keys of the send options are generated from their declarations
+(`judgepanel.core.sendconfig`), a dataset entry's from its kind (`judgepanel.datasets.kinds`).
 """
 
 from __future__ import annotations
 
+from functools import cache, reduce
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args, get_origin
 
 import yaml
 from pydantic import (
     AfterValidator,
+    BaseModel,
     Field,
     ValidationError,
     ValidationInfo,
@@ -25,12 +25,11 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import InitErrorDetails
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import DEFAULT_RUNS_FILE, project_root
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.core.runsfile import dataset_entry, problems_at, schema_errors
 from judgepanel.core.sendconfig import (
     ClientOptions,
     Frozen,
@@ -38,8 +37,11 @@ from judgepanel.core.sendconfig import (
     resolve_options,
     send_keys,
 )
-from judgepanel.datasets.kinds import all_kinds, get_kind, kind_names
+from judgepanel.datasets import kinds
 from judgepanel.datasets.presence import check_policy
+
+T = TypeVar("T")
+Loc = tuple[Any, ...]
 
 MISSING_IMAGES = "missing_images"
 """The dataset key (and, as ``--missing-images``, the flag) that says what a run does with
@@ -48,7 +50,53 @@ rated images absent from disk (`judgepanel.datasets.presence`)."""
 
 def takes_missing_images(kind: str) -> bool:
     """Whether a dataset entry of ``kind`` takes the ``missing_images`` key."""
-    return MISSING_IMAGES in get_kind(kind).keys
+    return MISSING_IMAGES in kinds.get_kind(kind).keys
+
+
+def _problems(title: str, problems: list[tuple[Loc, str]]) -> ValidationError:
+    """The error a validator raises for ``problems``, each (its key path, what is wrong);
+    pydantic puts the model's own place in the file before each path."""
+    errors = [
+        InitErrorDetails(type=PydanticCustomError("runs_file", "{p}", {"p": p}), loc=loc, input=0)
+        for loc, p in problems
+    ]
+    return ValidationError.from_exception_data(title, errors)
+
+
+def _unknown_kind(kind: Any) -> str | None:
+    """What is wrong with a dataset kind (``None``: it is registered)."""
+    if isinstance(kind, str) and kind in kinds.kind_names():
+        return None
+    return f"unknown dataset kind {kind!r}; known kinds: {', '.join(kinds.kind_names())}"
+
+
+def _known_kind(kind: str) -> str:
+    if problem := _unknown_kind(kind):
+        raise ValueError(problem)
+    return kind
+
+
+class _Entry(Frozen):
+    """A dataset entry as written: its kind, its folder and the keys its kind declares."""
+
+    kind: str
+    root: str
+
+
+@cache
+def _entry_model(name: str, version: int) -> type[_Entry]:
+    kind = kinds.get_kind(name)
+    fields: dict[str, Any] = {"kind": (Literal[kind.name], ...)}
+    for key, declared in kind.keys.items():
+        fields[key] = (declared.type, Field(declared.default, description=declared.doc or None))
+    title = f"{kind.name.capitalize()}Dataset"
+    return create_model(title, __base__=_Entry, __doc__=kind.summary, **fields)
+
+
+def dataset_model(kind: kinds.DatasetKind) -> type[_Entry]:
+    """The model of a dataset entry of ``kind``: ``kind``, ``root`` and the keys its
+    registration declares (`judgepanel.datasets.kinds.Key`), as the registry is now."""
+    return _entry_model(kind.name, kinds.registry_version())
 
 
 def _under(path: Path, context: dict[str, Any] | None) -> Path:
@@ -62,16 +110,10 @@ FilePath = Annotated[Path, AfterValidator(lambda p, info: _under(p, info.context
 """A path of the runs file, resolved against its folder."""
 
 
-def _known_kind(kind: str) -> str:
-    if kind not in kind_names():
-        raise ValueError(f"unknown dataset kind {kind!r}; known kinds: {', '.join(kind_names())}")
-    return kind
-
-
 class _Part(Frozen):
     """A part of the runs file. Validated with a context (the file's folder...), its input
     is the file's entry, read by `_read`; the fields of ``set_by_code`` (a name is its key)
-    are no keys of the file and are refused there."""
+    are no keys of the file, and are refused there."""
 
     set_by_code: ClassVar[frozenset[str]] = frozenset()
 
@@ -80,12 +122,9 @@ class _Part(Frozen):
     def _from_file(cls, data: Any, info: ValidationInfo) -> Any:
         if not isinstance(data, dict) or info.context is None:
             return data
-        inner = [key for key in data if key in cls.set_by_code]
-        if inner:
-            errors = [
-                InitErrorDetails(type="extra_forbidden", loc=(k,), input=data[k]) for k in inner
-            ]
-            raise ValidationError.from_exception_data(cls.__name__, errors)
+        if inner := [k for k in data if k in cls.set_by_code]:
+            extra = [InitErrorDetails(type="extra_forbidden", loc=(k,), input=0) for k in inner]
+            raise ValidationError.from_exception_data(cls.__name__, extra)
         return cls._read(data, info.context)
 
     @classmethod
@@ -105,18 +144,17 @@ def _named(parts: dict[str, Any]) -> dict[str, Any]:
     return {key: part.model_copy(update={"name": key}) for key, part in parts.items()}
 
 
-class DatasetRef(_Part):
-    """A dataset a profile knows: its key in the store, its format and where it lives.
+def _find(table: dict[str, T], key: str, problem: str) -> T:
+    try:
+        return table[key]
+    except KeyError:
+        raise ConfigError(problem) from None
 
-    Attributes:
-        name: the dataset's key in the profile and in the store.
-        kind: its format: a kind registered in `judgepanel.datasets.kinds` (``eva``,
-            ``para``, ``ratings``, ``ava``, ``vab``, ``visionq``, and any registered since).
-        root: its folder (for VisionQ, the benchmark root that image paths are relative to).
-        questions: VisionQ only: the question file, when it does not sit under ``root``.
-        eligible: VisionQ only: the file of eligible question ids, when not under ``root``.
-        options: the other runs-file keys its kind declares, by name (paths resolved).
-    """
+
+class DatasetRef(_Part):
+    """A dataset a profile knows: its key in the store (``name``), its format (a registered
+    ``kind``) and its folder (``root``). VisionQ's ``questions`` and ``eligible`` files may lie
+    outside ``root``; ``options`` are the other keys its kind declares (paths resolved)."""
 
     name: str = ""
     kind: str
@@ -127,15 +165,20 @@ class DatasetRef(_Part):
 
     @classmethod
     def _read(cls, data: dict[str, Any], context: dict[str, Any]) -> Any:
-        """An entry checked against its kind's keys (`judgepanel.core.runsfile.dataset_entry`):
-        those keys fill the fields of their name (VisionQ's), else ``options``."""
-        entry = dataset_entry(data)
+        """The entry checked against its kind's keys (`dataset_model`), so that a key another
+        kind takes (``questions:`` under ``ava``) is refused like a typo; those keys fill
+        the fields of their name (VisionQ's), else ``options``."""
+        if "kind" not in data or (problem := _unknown_kind(data["kind"])):
+            known = f"missing key 'kind'; known kinds: {', '.join(kinds.kind_names())}"
+            raise _problems("dataset", [(("kind",), problem) if "kind" in data else ((), known)])
+        kind = kinds.get_kind(data["kind"])
+        entry = dataset_model(kind).model_validate(data)
         values = {}
-        for key, declared in get_kind(entry.kind).keys.items():
+        for key, declared in kind.keys.items():
             value = getattr(entry, key)
             values[key] = _under(Path(value), context) if declared.path and value else value
         named = {key: values.pop(key) for key in ("questions", "eligible") if key in values}
-        return {"kind": entry.kind, "root": entry.root, **named, "options": tuple(values.items())}
+        return {"kind": kind.name, "root": entry.root, **named, "options": tuple(values.items())}
 
     @property
     def loader_keys(self) -> dict[str, Any]:
@@ -160,13 +203,9 @@ class DatasetRef(_Part):
 class Price(_Part):
     """USD per one million input, cached input and output tokens.
 
-    ``cached_input`` is what a provider bills for prompt tokens it served from its cache
-    (a repeated prompt prefix); ``None`` means cached tokens cost the full input price,
-    the safe assumption where a discount is not confirmed.
-
-    A batch API bills less: ``batch_input`` and ``batch_output`` give its prices, or
-    ``batch_discount`` the share it takes off every price (0.5: half price). Neither means
-    no batch price is known, and a batch is budgeted and charged at the online price.
+    ``cached_input`` is the price of prompt tokens served from the provider's cache (``None``:
+    the full input price). A batch API's prices are ``batch_input`` and ``batch_output``, or
+    ``batch_discount`` the share taken off every price; neither: the online price.
     """
 
     input: float = Field(ge=0)
@@ -219,7 +258,8 @@ class Price(_Part):
 
 
 class ScoringDesign(_Part):
-    """Repetitions and temperature of the rubric-fusion scoring, for one dataset kind."""
+    """Repetitions and temperature of the rubric-fusion scoring, for one dataset kind;
+    ``sham_r``: repetitions per dimension of the sham rubric (pre-declared families)."""
 
     holistic_k: int = Field(ge=0)
     dimension_r: int = Field(ge=0)
@@ -227,7 +267,6 @@ class ScoringDesign(_Part):
     n_images: int | None = Field(None, ge=1)
     sample_seed: int = 0
     sham_r: int = Field(0, ge=0)
-    """Repetitions per dimension of the sham rubric (pre-declared families; 0: none)."""
 
     @property
     def calls_per_image(self) -> int:
@@ -243,8 +282,8 @@ class Profile(_ProfileSendKeys):  # type: ignore[misc, valid-type]
     """Where the data and the store live, which model each family name means, and how its
     calls are sent (the send options' keys, `judgepanel.core.sendconfig.send_keys`).
 
-    ``predeclared`` are the families whose comparisons are pre-declared (default: the
-    first three); ``rubric`` is its rubric file or folder (``None``: the project's).
+    ``predeclared`` are the families of the pre-declared comparisons (default: the first
+    three); ``rubric`` is the profile's rubric file or folder (``None``: the project's).
     """
 
     set_by_code = frozenset({"name"})
@@ -292,13 +331,9 @@ class Profile(_ProfileSendKeys):  # type: ignore[misc, valid-type]
         return resolve_options((self.source, self.options))
 
     def dataset(self, name: str) -> DatasetRef:
-        try:
-            return self.datasets[name]
-        except KeyError:
-            known = ", ".join(sorted(self.datasets))
-            raise ConfigError(
-                f"profile {self.name!r} has no dataset {name!r}; it has: {known}"
-            ) from None
+        known = ", ".join(sorted(self.datasets))
+        problem = f"profile {self.name!r} has no dataset {name!r}; it has: {known}"
+        return _find(self.datasets, name, problem)
 
 
 class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
@@ -307,7 +342,8 @@ class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
     profile's (`judgepanel.core.sendconfig.send_keys`).
 
     ``parameters`` are the runs file's global parameters updated by the run's own;
-    ``own_parameters`` are the run's own alone (a study must know each of them).
+    ``own_parameters`` are the run's own alone (a study must know each of them);
+    ``own_rubric`` is the rubric the run names itself (``None``: its profile's).
     """
 
     set_by_code = frozenset({"name", "own_parameters"})
@@ -318,7 +354,6 @@ class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
     parameters: dict[str, Any] = Field(default_factory=dict)
     own_parameters: dict[str, Any] = Field(default_factory=dict)
     own_rubric: FilePath | None = Field(None, alias="rubric")
-    """The rubric the run names itself (``None``: its profile's)."""
 
     @classmethod
     def file_keys(cls) -> list[str]:
@@ -327,36 +362,33 @@ class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
 
     @classmethod
     def _read(cls, data: dict[str, Any], context: dict[str, Any]) -> Any:
-        """The run's profile found, its datasets checked against it, its parameters laid
-        over the file's (the context's ``profiles`` and ``parameters``, see `Config`)."""
+        """The run's profile found (the context's ``profiles``, see `Config`), its datasets
+        checked against it, its parameters laid over the file's."""
         one = data.get("dataset") is not None
         if one == (data.get("datasets") is not None):
             raise ValueError("give either `dataset` or `datasets` (a list), not both or neither")
         out = {k: v for k, v in data.items() if k != "dataset"}
         out["datasets"] = names = [data["dataset"]] if one else data["datasets"]
-        own = data.get("parameters", {})
-        if isinstance(own, dict):
+        if isinstance(own := data.get("parameters", {}), dict):
             out |= {"parameters": {**context["parameters"], **own}, "own_parameters": own}
-        if context["profiles"] is None:  # the profiles' own errors are reported; a stand-in
-            return out | {
-                "profile": Profile.model_construct(store=Path(), datasets={}, families={})
-            }
-        name, profiles = data.get("profile"), context["profiles"]
-        profile = profiles.get(name) if isinstance(name, str) else None
-        if profile is None and "profile" in data:
-            message = f"unknown profile {name!r}; profiles: {', '.join(profiles)}"
-            raise problems_at("Run", [(("profile",), message)])
+        if (profiles := context["profiles"]) is None:  # their own errors are reported
+            stand_in = Profile.model_construct(store=Path(), datasets={}, families={})
+            return out | {"profile": stand_in}
+        name = data.get("profile")
+        if (profile := profiles.get(name) if isinstance(name, str) else None) is None:
+            unknown = f"unknown profile {name!r}; profiles: {', '.join(profiles)}"
+            if "profile" in data:
+                raise _problems("run", [(("profile",), unknown)])
+            return out
+        known = ", ".join(profile.datasets)
         wrong = [
             (("dataset",) if one else ("datasets", i), f"profile {name!r} has no dataset {d!r}")
-            for i, d in enumerate(names if profile and isinstance(names, list) else ())
+            for i, d in enumerate(names if isinstance(names, list) else ())
             if isinstance(d, str) and d not in profile.datasets
         ]
         if wrong:
-            known = ", ".join(profile.datasets)
-            raise problems_at(
-                "Run", [(loc, f"{message}; it has: {known}") for loc, message in wrong]
-            )
-        return out | ({"profile": profile} if profile else {})
+            raise _problems("run", [(loc, f"{what}; it has: {known}") for loc, what in wrong])
+        return out | {"profile": profile}
 
     @property
     def rubric(self) -> Path | None:
@@ -386,18 +418,6 @@ class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
         return self.datasets[0]
 
 
-def _kind_designs() -> dict[str, ScoringDesign]:
-    """The scoring designs the registered kinds bring, for a runs file that names none."""
-    designs = {}
-    for kind in all_kinds():
-        if kind.design is not None:
-            try:
-                designs[kind.name] = ScoringDesign.model_validate(dict(kind.design))
-            except ValidationError as exc:
-                raise ValueError(f"dataset kind {kind.name!r}: its scoring design: {exc}") from None
-    return designs
-
-
 class Config(_Part):
     """The parsed runs file; ``raw`` is its YAML as parsed (a quick report writes its copy
     from it)."""
@@ -418,60 +438,100 @@ class Config(_Part):
 
     @field_validator("scoring")
     @classmethod
-    def _with_kinds_designs(cls, scoring: dict[str, ScoringDesign]) -> dict[str, ScoringDesign]:
-        return {**_kind_designs(), **scoring}
+    def _and_the_kinds(cls, scoring: dict[str, ScoringDesign]) -> dict[str, ScoringDesign]:
+        """The file's designs, and those the registered kinds bring for the others."""
+        designs = {}
+        for kind in kinds.all_kinds():
+            try:
+                if kind.design is not None:
+                    designs[kind.name] = ScoringDesign.model_validate(dict(kind.design))
+            except ValidationError as exc:
+                raise ValueError(f"dataset kind {kind.name!r}'s scoring design: {exc}") from None
+        return designs | scoring
 
     @field_validator("runs", mode="before")
     @classmethod
     def _known_to_runs(cls, runs: Any, info: ValidationInfo) -> Any:
-        """What a run reads of the rest of the file: its profiles (``None``: they are
-        wrong) and the global parameters (fields validated before ``runs``)."""
+        """What a run reads of the rest of the file, validated before it: the profiles
+        (``None``: they are wrong) and the global parameters."""
         if info.context is not None:
             info.context["profiles"] = info.data.get("profiles")
             info.context["parameters"] = info.data.get("parameters", {})
         return runs
 
     def run(self, name: str) -> Run:
-        try:
-            return self.runs[name]
-        except KeyError:
-            known = ", ".join(self.runs)
-            raise ConfigError(f"{self.path}: no run {name!r}; runs are: {known}") from None
+        problem = f"{self.path}: no run {name!r}; runs are: {', '.join(self.runs)}"
+        return _find(self.runs, name, problem)
 
     def profile(self, name: str) -> Profile:
-        try:
-            return self.profiles[name]
-        except KeyError:
-            known = ", ".join(self.profiles)
-            raise ConfigError(f"{self.path}: no profile {name!r}; profiles are: {known}") from None
+        problem = f"{self.path}: no profile {name!r}; profiles are: {', '.join(self.profiles)}"
+        return _find(self.profiles, name, problem)
 
     def runs_of(self, profile: str) -> list[Run]:
         self.profile(profile)
         return [r for r in self.runs.values() if r.profile.name == profile]
 
     def design(self, kind: str) -> ScoringDesign:
-        try:
-            return self.scoring[kind]
-        except KeyError:
-            raise ConfigError(f"{self.path}: no scoring design for dataset kind {kind!r}") from None
+        problem = f"{self.path}: no scoring design for dataset kind {kind!r}"
+        return _find(self.scoring, kind, problem)
 
     def price(self, model: str) -> Price:
-        try:
-            return self.prices[model]
-        except KeyError:
-            raise ConfigError(
-                f"{self.path}: no price for model {model!r}; add it under `prices:` "
-                "(USD per 1M input and output tokens) so the budget can be enforced"
-            ) from None
+        problem = (
+            f"{self.path}: no price for model {model!r}; add it under `prices:` "
+            "(USD per 1M input and output tokens) so the budget can be enforced"
+        )
+        return _find(self.prices, model, problem)
+
+
+def _line(node: yaml.Node | None, loc: Loc) -> int | None:
+    """The 1-based line of the YAML node at ``loc`` (the key's line for a mapping key)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = [(k, v) for k, v in node.value if str(k.value) == str(part)]
+            if not match:
+                return line
+            key, node = match[0]
+            line = key.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                return line
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def _problem(err: Any, raw: Any) -> tuple[Loc, str]:
+    """Where in the file an error lies (its key path), and what is wrong: an unknown key
+    lists the keys of the model it is found in (`_Part.file_keys`, a dataset entry's kind's)."""
+    loc = tuple(p for p in err["loc"] if p != "[key]")  # a mapping's key was wrong
+    if err["type"] == "missing":
+        return loc[:-1], f"missing key {loc[-1]!r}"
+    if err["type"] != "extra_forbidden":
+        return loc, str(err["msg"]).removeprefix("Value error, ")
+    ann: Any = Config
+    for part in loc[:-1]:
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            fields = {f.alias or name: f for name, f in ann.model_fields.items()}
+            ann = fields[part].annotation if part in fields else None
+        else:
+            ann = get_args(ann)[-1] if get_origin(ann) is dict else None
+    if ann is DatasetRef:
+        kind = reduce(lambda node, key: node[key], loc[:-1], raw)["kind"]
+        keys = list(dataset_model(kinds.get_kind(kind)).model_fields)
+        return loc, f"unknown key {loc[-1]!r}; the keys of kind {kind!r} are: {', '.join(keys)}"
+    keys = ann.file_keys() if issubclass(ann, _Part) else list(ann.model_fields)
+    return loc, f"unknown key {loc[-1]!r}; the keys here are: {', '.join(keys) or 'none'}"
 
 
 def load_config(path: str | Path | None = None) -> Config:
     """Parse and validate ``papermill_runs.yaml``; relative paths are resolved against its
     folder.
 
-    An unknown key, a wrong type, an unknown dataset kind or a run naming a profile or
-    dataset that does not exist is a `ConfigError` naming the file, the line and the key,
-    every problem at once (`judgepanel.core.runsfile.schema_errors`).
+    Raises:
+        ConfigError: one line per problem, ``FILE:LINE: key.path: what is wrong``.
     """
     path = Path(path) if path else project_root() / DEFAULT_RUNS_FILE
     if not path.exists():
@@ -479,10 +539,14 @@ def load_config(path: str | Path | None = None) -> Config:
     text = path.read_text(encoding="utf-8")
     try:
         raw = yaml.safe_load(text) or {}
+        config = Config.model_validate(raw, context={"base": path.resolve().parent})
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
-    try:
-        config = Config.model_validate(raw, context={"base": path.resolve().parent})
     except ValidationError as exc:
-        raise ConfigError(schema_errors(exc, Config, path, text)) from None
+        lines, root = [], yaml.compose(text)
+        for loc, problem in (_problem(err, raw) for err in exc.errors()):
+            line = _line(root, loc)
+            key = ".".join(str(p) for p in loc) or "(top level)"
+            lines.append(f"{f'{path}:{line}' if line else path}: {key}: {problem}")
+        raise ConfigError("\n".join(lines)) from None
     return config.model_copy(update={"path": path, "raw": raw})

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from judgepanel.core.calls import Message
 from judgepanel.core.parsing import parse_levels, parse_score
 from judgepanel.core.rubric import defaults
 
-Message = dict[str, Any]
 KINDS: tuple[str, ...] = ("holistic", "dimension", "sham")
 
 
