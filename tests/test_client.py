@@ -390,7 +390,8 @@ KILL_SCRIPT = textwrap.dedent(
     """
     import sys
     import pandas as pd
-    from judgepanel.core.client import ClientOptions, run_calls
+    from judgepanel.core.client import run_calls
+    from judgepanel.core.sendconfig import ClientOptions
     from judgepanel.core.config import Price, ScoringDesign
     from judgepanel.core.endpoint import Endpoint
     from judgepanel.studies.common.rubric_plan import plan_images
