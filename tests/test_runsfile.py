@@ -231,3 +231,24 @@ def test_limits_must_name_a_family_or_model(tmp_path):
         "    concurrency: 32\n    limits:\n      zephyr: {rpm: 5}\n",
     )
     assert "`limits` names neither a family nor a model id: ['zephyr']" in _error(path)
+
+
+def test_a_misspelt_limit_lists_the_keys_of_a_limit(tmp_path):
+    path, line = _broken(
+        tmp_path,
+        "    concurrency: 32\n",
+        "    concurrency: 32\n    limits:\n      aurora: {rpmm: 5}\n",
+    )
+    assert (
+        f":{line + 2}: profiles.demo.limits.aurora.rpmm: unknown key 'rpmm'; "
+        "the keys here are: rpm, tpm" in _error(path)
+    )
+
+
+def test_a_key_the_code_sets_is_no_key_of_the_file(tmp_path):
+    """A run's ``name`` is its key and its ``own_parameters`` its ``parameters``: neither
+    may be written."""
+    path, line = _broken(tmp_path, "    dataset: visionq\n", "    dataset: visionq\n    name: x\n")
+    message = _error(path)
+    assert f":{line + 1}: runs.demo-visionq.name: unknown key 'name'; the keys here are:" in message
+    assert "own_parameters" not in message.split("the keys here are:")[1]

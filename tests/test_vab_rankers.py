@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -283,7 +281,7 @@ def test_training_world_reads_the_sampled_images_and_names_a_missing_score(tmp_p
     scores, human = load_training_world(run, config, "para", families=["f"])
     assert set(scores["item"]) == set(sample.images["image_id"])
     assert set(human.index) == set(sample.images["image_id"])
-    unscored = replace(run, profile=replace(run.profile, store=empty))
+    unscored = run.model_copy(update={"profile": run.profile.model_copy(update={"store": empty})})
     with pytest.raises(ValueError, match="score that dataset's run first"):
         load_training_world(unscored, config, "para", families=["f"])
     rated = " or ".join(sorted(rated_kinds()))  # every kind with per-image ratings
@@ -303,7 +301,7 @@ def test_each_study_refuses_a_run_whose_dataset_is_of_another_kind(tmp_path):
         fusion.load_rated(run, config, families=["f"])
     with pytest.raises(ConfigError, match=wrong.format("VisionQ study", "visionq")):
         visionq.load_run(run, families={"f": "m-f"}, rotations=0, seed=0)
-    para = replace(run, name="t-para", datasets=("para",))
+    para = run.model_copy(update={"name": "t-para", "datasets": ("para",)})
     with pytest.raises(ConfigError, match=r"run 't-para': the VAB study .* 'para' is of kind"):
         load_run(para, config, families=["f"], n_orders=3, seed=0)
 

@@ -10,6 +10,7 @@ the line and the key. The keys of the send options are generated from their decl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache, reduce
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args, get_origin
@@ -517,12 +518,13 @@ def _problem(err: Any, raw: Any) -> tuple[Loc, str]:
             fields = {f.alias or name: f for name, f in ann.model_fields.items()}
             ann = fields[part].annotation if part in fields else None
         else:
-            ann = get_args(ann)[-1] if get_origin(ann) is dict else None
+            ann = get_args(ann)[-1] if get_origin(ann) in (dict, Mapping) else None
     if ann is DatasetRef:
         kind = reduce(lambda node, key: node[key], loc[:-1], raw)["kind"]
         keys = list(dataset_model(kinds.get_kind(kind)).model_fields)
         return loc, f"unknown key {loc[-1]!r}; the keys of kind {kind!r} are: {', '.join(keys)}"
-    keys = ann.file_keys() if issubclass(ann, _Part) else list(ann.model_fields)
+    part = isinstance(ann, type) and issubclass(ann, _Part)
+    keys = ann.file_keys() if part else list(getattr(ann, "model_fields", ()))
     return loc, f"unknown key {loc[-1]!r}; the keys here are: {', '.join(keys) or 'none'}"
 
 
