@@ -34,10 +34,11 @@ import uvloop
 from openai.types.chat import ChatCompletion
 from PIL import Image
 
-from judgepanel.core.client import ClientOptions, http_transport, run_calls
+from judgepanel.core.client import http_transport, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.local_sim import SimConfig, start_sim_server
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 from judgepanel.studies.common.rubric_plan import plan_images
 

@@ -34,10 +34,11 @@ from pathlib import Path
 
 import openai
 
-from judgepanel.core.client import ClientOptions, run_calls
+from judgepanel.core.client import run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.local_sim import SimConfig, start_sim_server
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 from judgepanel.studies.common.rubric_plan import SCORE_MAX_TOKENS, plan_images
 

@@ -35,7 +35,8 @@ import openai
 from PIL import Image, ImageDraw, ImageFilter
 
 from judgepanel.core.local_sim import start_sim_server
-from judgepanel.core.prompts import DIMENSIONS, bytes_data_url, load_rubric
+from judgepanel.core.prompts import DIMENSIONS, bytes_data_url
+from judgepanel.core.rubric import load_rubric
 from judgepanel.studies.vab.protocol import build_messages
 from judgepanel.studies.visionq.composite import composite_png
 from judgepanel.studies.visionq.protocol import prompt_text, visionq_messages

@@ -54,7 +54,8 @@ LATENCY_MS = 80
 CLIENT = """
 import sys
 import pandas as pd
-from judgepanel.core.client import ClientOptions, run_calls
+from judgepanel.core.client import run_calls
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 from judgepanel.core.endpoint import Endpoint
 sys.path.insert(0, sys.argv[4])

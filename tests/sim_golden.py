@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from conftest import jpeg_bytes_of, synthetic_scene
 
-from judgepanel.core.prompts import DIMENSIONS, load_rubric
+from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.core.rubric import load_rubric
 from judgepanel.studies.vab.protocol import build_messages
 from judgepanel.studies.visionq.composite import composite_png
 from judgepanel.studies.visionq.protocol import prompt_text, visionq_messages

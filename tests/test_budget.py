@@ -18,10 +18,11 @@ from judgepanel.core.budget import (
     image_token_bound,
     request_bound,
 )
-from judgepanel.core.client import ClientOptions
 from judgepanel.core.config import Price
 from judgepanel.core.endpoint import Endpoint
-from judgepanel.core.prompts import bytes_data_url, load_rubric
+from judgepanel.core.prompts import bytes_data_url
+from judgepanel.core.rubric import load_rubric
+from judgepanel.core.sendconfig import ClientOptions
 
 
 def png_url(w: int, h: int) -> str:

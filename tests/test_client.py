@@ -20,10 +20,11 @@ import pytest
 from PIL import Image
 
 from judgepanel.core.calls import CallSpec
-from judgepanel.core.client import ClientError, ClientOptions, run_calls
+from judgepanel.core.client import ClientError, run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.retry import RetryPolicy
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 from judgepanel.studies.common.rubric_plan import plan_images
 
@@ -389,7 +390,8 @@ KILL_SCRIPT = textwrap.dedent(
     """
     import sys
     import pandas as pd
-    from judgepanel.core.client import ClientOptions, run_calls
+    from judgepanel.core.client import run_calls
+    from judgepanel.core.sendconfig import ClientOptions
     from judgepanel.core.config import Price, ScoringDesign
     from judgepanel.core.endpoint import Endpoint
     from judgepanel.studies.common.rubric_plan import plan_images
@@ -698,7 +700,7 @@ def test_encode_body_equals_the_json_encoder() -> None:
     import base64
     import json
 
-    from judgepanel.core.client import encode_body
+    from judgepanel.core.providers import encode_body
 
     def url(n: int) -> str:
         return "data:image/jpeg;base64," + base64.b64encode(bytes(range(n % 256)) * 7).decode()

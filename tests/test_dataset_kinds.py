@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from judgepanel.cli import main
-from judgepanel.core import runsfile, settings
-from judgepanel.core.config import ConfigError, DatasetRef, ScoringDesign, load_config
+from judgepanel.core.config import DatasetRef, ScoringDesign, dataset_model, load_config
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import project_root
 from judgepanel.core.settings import ScoreRequest, resolve_settings
 from judgepanel.datasets import Dataset, DatasetError, load_dataset
@@ -121,10 +121,8 @@ def test_an_unknown_key_of_the_kind_lists_its_keys(toy, tmp_path):
 
 def test_the_kind_is_listed_wherever_kinds_are(toy):
     assert kind_names()[-1] == "toy" and "toy" in rated_kinds()
-    assert "toy" in settings.DATASET_KINDS and "toy" in settings.IMAGE_KINDS
-    assert "toy" in runsfile.DatasetKind.__args__
-    members = runsfile.DatasetSpec.__origin__.__args__
-    assert members[-1].__name__ == "ToyDataset" and members[-1].__doc__ == TOY.summary
+    model = dataset_model(toy)
+    assert model.__name__ == "ToyDataset" and model.__doc__ == TOY.summary
 
 
 def test_load_dataset_reads_it(toy, toy_folder):
@@ -158,7 +156,7 @@ def test_data_describe_reads_it(toy, toy_folder, capsys):
 def test_forgotten_it_is_unknown_again(tmp_path, toy_folder):
     register_kind(TOY)
     unregister_kind("toy")
-    assert "toy" not in kind_names() and "toy" not in settings.DATASET_KINDS
+    assert "toy" not in kind_names() and "toy" not in rated_kinds()
     with pytest.raises(ConfigError, match="unknown dataset kind 'toy'; known kinds: eva, "):
         load_config(_runs_file(tmp_path, "x: {kind: toy, root: data/x}"))
     with pytest.raises(DatasetError, match="has no per-image human ratings"):

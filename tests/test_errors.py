@@ -13,7 +13,7 @@ import inspect
 import pkgutil
 
 import judgepanel
-from judgepanel.core.errors import JudgepanelError
+from judgepanel.errors import JudgepanelError
 
 INTERNAL = {
     # a value the fit cache cannot key; the caller computes instead of caching

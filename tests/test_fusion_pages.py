@@ -20,7 +20,8 @@ from judgepanel.claims.wording import prose_problems
 from judgepanel.core.calls import KEY_FIELDS
 from judgepanel.core.config import ScoringDesign
 from judgepanel.core.paths import project_root
-from judgepanel.core.prompts import DIMENSIONS, load_rubric
+from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.core.rubric import load_rubric
 from judgepanel.core.store import CallResult, Store
 from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel.studies.fusion import (

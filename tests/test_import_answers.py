@@ -17,7 +17,7 @@ from release_files import write_generic
 from judgepanel.cli import main
 from judgepanel.core.frames import read_calls, score_table
 from judgepanel.core.paths import project_root
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.rubric import load_rubric
 from judgepanel.core.store import Store
 
 RUBRIC = project_root() / "rubric"

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgepanel.core.client import ClientOptions, run_calls
+from judgepanel.core.client import run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel_sim.judges.families import FAMILIES, SHARED_ERROR

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from judgepanel.core.config import ConfigError
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.parameters import resolve_parameters
 from judgepanel.core.paths import project_root
 from judgepanel.report.notebook_run import INTERACTIVE_DIR, open_run

@@ -13,8 +13,9 @@ it. Analysis modules read tidy frames and never touch the client, the store or t
 them); no study's ``run`` module imports the client. Every layer may import
 ``judgepanel.errors``, the error base, which imports nothing. ``judgepanel`` never imports
 the synthetic world, except the command line's ``sim_server`` module forwarding to its two
-commands. An import
-inside a function is allowed only for the optional heavy parts listed here.
+commands. An import inside a function is allowed only for the optional heavy parts listed
+here. A name of ``core`` has one import path, and no module answers unknown attributes
+(``__getattr__``).
 """
 
 from __future__ import annotations
@@ -288,3 +289,52 @@ def test_the_public_api_resolves_every_name_it_lists():
         assert getattr(judgepanel, name) is not None, name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         judgepanel.nope  # noqa: B018
+
+
+def _declared(module: str) -> tuple[set[str], dict[str, str]]:
+    """The names ``module`` declares at its top level, and those it imports (name -> from)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    declared: set[str] = set()
+    imported: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            declared.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            declared |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported |= {a.asname or a.name: node.module for a in node.names}
+    return declared, imported
+
+
+def test_no_module_answers_unknown_attributes():
+    """No module-level ``__getattr__``: every name a module offers is there to be read."""
+    found = [m for m in MODULES if m.startswith("judgepanel.") and "__getattr__" in _declared(m)[0]]
+    assert found == []
+
+
+def _sources() -> list[Path]:
+    root = LIB.parent
+    return [p for d in ("lib", "tests", "bench") for p in sorted((root / d).rglob("*.py"))]
+
+
+def test_a_core_name_has_one_import_path():
+    """A name of ``core`` is imported from the module that declares it, or from its own
+    package (``judgepanel.core.store`` for ``Store``), never through another module that
+    imports it from elsewhere (``ClientOptions`` only from ``judgepanel.core.sendconfig``)."""
+    wrong = set()
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.module not in MODULES:
+                continue
+            if not node.module.startswith("judgepanel.core"):
+                continue
+            declared, imported = _declared(node.module)
+            package = MODULES[node.module].name == "__init__.py"
+            for alias in node.names:
+                origin = imported.get(alias.name)
+                if alias.name in declared or f"{node.module}.{alias.name}" in MODULES:
+                    continue
+                if origin and not (package and origin.startswith(f"{node.module}.")):
+                    wrong.add((path.name, node.module, alias.name, origin))
+    assert sorted(wrong) == []

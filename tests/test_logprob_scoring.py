@@ -17,12 +17,13 @@ import pytest
 from test_client import PRICES, make_images
 
 from judgepanel.core.calls import KEY_FIELDS, CallKey, CallSpec
-from judgepanel.core.client import ClientOptions, run_calls
+from judgepanel.core.client import run_calls
 from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.parameters import StudyParameters
 from judgepanel.core.providers import OPENAI
 from judgepanel.core.score_logprobs import LogprobScoring, score_token
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 from judgepanel.report.verdict_check import VERDICT_WORDS
 from judgepanel.studies.common.rubric_plan import LOGPROB_CALL_TYPES, plan_images

@@ -18,7 +18,8 @@ from test_scoring_cli import jp_inline, write_eva, write_runs_file
 
 from judgepanel.cli import build_parser
 from judgepanel.cli.report import report_request
-from judgepanel.core.config import ConfigError, load_config
+from judgepanel.core.config import load_config
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.preflight import check_dataset
 from judgepanel.core.store import Store
 from judgepanel.datasets import DatasetError

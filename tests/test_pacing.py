@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from test_client import PRICES, make_images, simple_plan
 
-from judgepanel.core.client import ClientOptions, Lane, RateHeaders, RateLimits, run_calls
+from judgepanel.core.client import Lane, RateHeaders, run_calls
 from judgepanel.core.client.pacing import PACE_MARGIN, parse_duration
-from judgepanel.core.config import ConfigError
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.errors import ConfigError
+from judgepanel.core.sendconfig import ClientOptions, RateLimits
 from judgepanel.core.store import Store
 
 RPM = 1200

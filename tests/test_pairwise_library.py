@@ -17,7 +17,7 @@ import pytest
 from release_files import write_generic
 from sklearn.linear_model import LogisticRegression
 
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.rubric import load_rubric
 from judgepanel.datasets import DatasetError, get_kind, load_ratings
 from judgepanel.datasets.pairs import load_pairs
 from judgepanel.stats.bradley_terry import fit_bradley_terry

@@ -23,7 +23,7 @@ from judgepanel.core.config import load_config
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.frames import read_calls, score_table
 from judgepanel.core.paths import project_root
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.rubric import load_rubric
 from judgepanel.core.scoring import score_run
 from judgepanel.datasets.pairs import load_pairs
 from judgepanel.stats.bradley_terry import DEFAULT_ALPHA

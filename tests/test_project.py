@@ -10,7 +10,8 @@ from pathlib import Path
 import yaml
 
 from judgepanel.core.config import load_config
-from judgepanel.core.prompts import DIMENSIONS, load_rubric, sha256sums_text
+from judgepanel.core.prompts import DIMENSIONS, sha256sums_text
+from judgepanel.core.rubric import load_rubric
 
 ROOT = Path(__file__).resolve().parents[1]
 

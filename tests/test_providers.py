@@ -20,7 +20,7 @@ from test_client import PRICES, make_images, simple_plan
 
 from judgepanel.core.batch import BatchOptions, run_batches
 from judgepanel.core.calls import CallKey, CallSpec
-from judgepanel.core.client import ClientOptions, RunSummary, open_client, run_calls
+from judgepanel.core.client import RunSummary, open_client, run_calls
 from judgepanel.core.client.transport import post_chat
 from judgepanel.core.config import Price
 from judgepanel.core.endpoint import Endpoint
@@ -35,6 +35,7 @@ from judgepanel.core.providers import (
     register,
     unregister,
 )
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 
 KEY = CallKey("eva", "im0", "aurora", "sim-aurora-v1", "holistic", "", 1, 0.3, "r", "p")

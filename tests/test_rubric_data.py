@@ -14,8 +14,8 @@ from judgepanel.core.calls import AnswerError
 from judgepanel.core.config import ScoringDesign, load_config
 from judgepanel.core.frames import read_calls
 from judgepanel.core.parsing import parse_score
-from judgepanel.core.prompts import DIMENSIONS, load_rubric, sha256sums_text
-from judgepanel.core.rubric import RubricError, Scale
+from judgepanel.core.prompts import DIMENSIONS, sha256sums_text
+from judgepanel.core.rubric import RubricError, Scale, load_rubric
 from judgepanel.core.settings import ScoreRequest, resolve_settings
 from judgepanel.studies.common.rubric_plan import plan_images
 

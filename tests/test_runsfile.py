@@ -9,11 +9,12 @@ from typing import get_args
 import pytest
 import yaml
 
-from judgepanel.core.config import ConfigError, DatasetRef, load_config
+from judgepanel.core.config import DatasetRef, dataset_model, load_config
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import project_root
-from judgepanel.core.runsfile import DatasetKind, DatasetSpec
-from judgepanel.core.settings import DATASET_KINDS, IMAGE_KINDS
+from judgepanel.datasets.kinds import all_kinds, kind_names, rated_kinds
 
+DATASET_KINDS, IMAGE_KINDS = kind_names(), rated_kinds()
 RUNS = (project_root() / "papermill_runs.yaml").read_text(encoding="utf-8")
 
 
@@ -43,11 +44,8 @@ def test_the_project_runs_file_is_valid():
 
 
 def test_schema_kinds_are_the_loaders_kinds():
-    assert set(get_args(DatasetKind)) == set(DATASET_KINDS)
-    models = get_args(get_args(DatasetSpec)[0])
-    assert sorted(get_args(m.model_fields["kind"].annotation)[0] for m in models) == sorted(
-        DATASET_KINDS
-    )
+    models = [dataset_model(kind) for kind in all_kinds()]
+    assert [get_args(m.model_fields["kind"].annotation)[0] for m in models] == list(DATASET_KINDS)
 
 
 def _defaults(kind: str, rated: str | None = None) -> tuple[tuple[str, str | None], ...]:
@@ -239,3 +237,24 @@ def test_limits_must_name_a_family_or_model(tmp_path):
         "    concurrency: 32\n    limits:\n      zephyr: {rpm: 5}\n",
     )
     assert "`limits` names neither a family nor a model id: ['zephyr']" in _error(path)
+
+
+def test_a_misspelt_limit_lists_the_keys_of_a_limit(tmp_path):
+    path, line = _broken(
+        tmp_path,
+        "    concurrency: 32\n",
+        "    concurrency: 32\n    limits:\n      aurora: {rpmm: 5}\n",
+    )
+    assert (
+        f":{line + 2}: profiles.demo.limits.aurora.rpmm: unknown key 'rpmm'; "
+        "the keys here are: rpm, tpm" in _error(path)
+    )
+
+
+def test_a_key_the_code_sets_is_no_key_of_the_file(tmp_path):
+    """A run's ``name`` is its key and its ``own_parameters`` its ``parameters``: neither
+    may be written."""
+    path, line = _broken(tmp_path, "    dataset: visionq\n", "    dataset: visionq\n    name: x\n")
+    message = _error(path)
+    assert f":{line + 1}: runs.demo-visionq.name: unknown key 'name'; the keys here are:" in message
+    assert "own_parameters" not in message.split("the keys here are:")[1]

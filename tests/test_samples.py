@@ -17,10 +17,11 @@ import pytest
 from scipy import stats
 from test_client import keyset, make_images, planned, simple_plan
 
-from judgepanel.core.client import ClientOptions, repetition_groups, run_calls
+from judgepanel.core.client import repetition_groups, run_calls
 from judgepanel.core.config import load_config
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.paths import project_root
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 from judgepanel_sim.judges.pricing import DEFAULT_PRICES
 

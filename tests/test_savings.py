@@ -9,10 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgepanel.core.client import ClientOptions, run_calls
+from judgepanel.core.client import run_calls
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.local_sim import SimConfig, start_sim_server
 from judgepanel.core.scoring import plan_target
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.settings import ScoreRequest, resolve_settings
 from judgepanel.core.store import Store
 from judgepanel.studies.fusion.savings_plan import (

@@ -20,8 +20,9 @@ from judgepanel.cli.exit_codes import ABORTED, BUDGET
 from judgepanel.core.calls import seed_from_key
 from judgepanel.core.config import ScoringDesign
 from judgepanel.core.parsing import parse_score
-from judgepanel.core.prompts import DIMENSIONS, image_data_url, load_rubric
-from judgepanel.core.settings import DATASET_KINDS
+from judgepanel.core.prompts import DIMENSIONS, image_data_url
+from judgepanel.core.rubric import load_rubric
+from judgepanel.datasets.kinds import kind_names
 from judgepanel.studies.common.rubric_plan import plan_images
 
 EVA_HEADER = (
@@ -335,7 +336,7 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, monkeypatch, capsys) -> None
     url = "http://127.0.0.1:9/v1"
     store = str(tmp_path / "s.sqlite")
     assert jp_inline(monkeypatch, url, "score", "--dataset", "foo:bar", "--store", store) == 1
-    assert f"expected one of {', '.join(DATASET_KINDS)}" in capsys.readouterr().err
+    assert f"expected one of {', '.join(kind_names())}" in capsys.readouterr().err
     runs = write_runs_file(tmp_path, tmp_path / "missing-eva")
     assert jp_inline(monkeypatch, url, "score", "--run", "t-eva", "--runs-file", str(runs)) == 1
     assert "missing-eva" in capsys.readouterr().err
@@ -351,7 +352,8 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, monkeypatch, capsys) -> None
 
 
 def test_runs_file_errors_name_the_file_and_the_entry(tmp_path: Path) -> None:
-    from judgepanel.core.config import ConfigError, load_config
+    from judgepanel.core.config import load_config
+    from judgepanel.core.errors import ConfigError
 
     path = write_runs_file(tmp_path, tmp_path / "eva")
     runs = yaml.safe_load(path.read_text())
@@ -381,11 +383,12 @@ def test_scored_dataset_is_the_designs_sample(tmp_path: Path) -> None:
 
 def test_each_study_registers_the_planner_of_its_dataset_kinds() -> None:
     import judgepanel.studies
-    from judgepanel.core.config import ConfigError, DatasetRef
+    from judgepanel.core.config import DatasetRef
+    from judgepanel.core.errors import ConfigError
     from judgepanel.core.scoring import PLANNERS, plan_target
-    from judgepanel.core.settings import DATASET_KINDS, ScoreSettings
+    from judgepanel.core.settings import ScoreSettings
 
-    assert set(PLANNERS) == set(DATASET_KINDS) == set(judgepanel.studies.PLANNED_KINDS)
+    assert set(PLANNERS) == set(kind_names()) == set(judgepanel.studies.PLANNED_KINDS)
     settings = ScoreSettings((), {}, Path("s.sqlite"), {})
     with pytest.raises(
         ConfigError, match="no planner for dataset kind 'lsvrc'; registered: aadb, ava, cadb, eva"

@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 from judgepanel.cli import build_parser, main
-from judgepanel.core.config import ConfigError, load_config
+from judgepanel.core.config import Profile, Run, load_config
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import project_root
-from judgepanel.core.runsfile import ProfileSpec, RunSpec
 from judgepanel.core.sendconfig import (
     COMMAND_LINE,
     ClientOptions,
@@ -82,17 +82,17 @@ def test_the_runs_file_keys_are_the_declared_ones_with_their_defaults_and_bounds
     profile = {n for n, (d, _) in declared_options().items() if d.profile}
     run = {n for n, (d, _) in declared_options().items() if d.run}
     assert profile >= PROFILE_KEYS and run >= RUN_KEYS
-    assert profile <= set(ProfileSpec.model_fields) and run <= set(RunSpec.model_fields)
+    assert profile <= set(Profile.model_fields) and run <= set(Run.model_fields)
     for name in profile:
-        field = ProfileSpec.model_fields[name]
+        field = Profile.model_fields[name]
         expected = default_of(name)
         got = field.default_factory() if field.default_factory else field.default
         assert got == expected, name
     for name in run:
-        assert RunSpec.model_fields[name].default is None  # unset: the profile's applies
+        assert Run.model_fields[name].default is None  # unset: the profile's applies
     for name in ("concurrency", "samples_per_request"):
         with pytest.raises(ValueError):
-            ProfileSpec.model_validate({"store": "s", "datasets": {}, "families": {}, name: 0})
+            Profile.model_validate({"store": "s", "datasets": {}, "families": {}, name: 0})
 
 
 def test_an_option_is_checked_wherever_it_comes_from():

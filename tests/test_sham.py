@@ -10,7 +10,8 @@ import pytest
 
 from judgepanel.core.config import ScoringDesign
 from judgepanel.core.paths import project_root
-from judgepanel.core.prompts import DIMENSIONS, load_rubric
+from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.core.rubric import load_rubric
 from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel.studies.fusion.blocks import Blocks
 from judgepanel.studies.fusion.sham import compare_sham, sham_means

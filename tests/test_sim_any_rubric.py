@@ -16,7 +16,8 @@ from openai import OpenAI
 from PIL import Image, ImageFilter
 from scipy.stats import spearmanr
 
-from judgepanel.core.prompts import DIMENSIONS, bytes_data_url, load_rubric
+from judgepanel.core.prompts import DIMENSIONS, bytes_data_url
+from judgepanel.core.rubric import load_rubric
 from judgepanel_sim.judges.anyrubric import describe_dimension, parse_dimension
 from judgepanel_sim.judges.latents import LATENT_CUES, find_latent, latents_table
 from judgepanel_sim.judges.protocol import MODELS, ImageView

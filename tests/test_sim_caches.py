@@ -7,7 +7,8 @@ import base64
 import pytest
 from PIL import ImageFilter
 
-from judgepanel.core.prompts import bytes_data_url, load_rubric
+from judgepanel.core.prompts import bytes_data_url
+from judgepanel.core.rubric import load_rubric
 from judgepanel.studies.visionq.composite import composite_png
 from judgepanel.studies.visionq.parse import parse_letter
 from judgepanel.studies.visionq.protocol import prompt_text, visionq_messages

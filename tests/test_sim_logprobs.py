@@ -19,7 +19,8 @@ from openai import OpenAI
 from scipy import stats
 
 from judgepanel.core.parsing import parse_score
-from judgepanel.core.prompts import bytes_data_url, load_rubric
+from judgepanel.core.prompts import bytes_data_url
+from judgepanel.core.rubric import load_rubric
 from judgepanel_sim.judges import marginal
 from judgepanel_sim.judges.families import FAMILIES
 from judgepanel_sim.judges.protocol import parse_chat

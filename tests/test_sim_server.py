@@ -16,7 +16,8 @@ from openai import AsyncOpenAI, OpenAI
 from PIL import Image, ImageFilter
 from scipy.stats import spearmanr
 
-from judgepanel.core.prompts import DIMENSIONS, bytes_data_url, load_rubric
+from judgepanel.core.prompts import DIMENSIONS, bytes_data_url
+from judgepanel.core.rubric import load_rubric
 from judgepanel_sim.judges.families import FAMILIES
 from judgepanel_sim.judges.handlers import (
     SimRequest,

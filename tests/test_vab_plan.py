@@ -11,7 +11,8 @@ import yaml
 
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.frames import read_calls, score_table
-from judgepanel.core.prompts import DIMENSIONS, load_rubric
+from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.core.rubric import load_rubric
 from judgepanel.core.scoring import plan_target, score_settings
 from judgepanel.core.settings import ScoreRequest, resolve_settings
 from judgepanel.datasets import load_vab

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-from judgepanel.core.config import ConfigError, load_config
+from judgepanel.core.config import load_config
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.core.settings import IMAGE_KINDS
+from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.stats import bh
 from judgepanel.studies.vab import (
     FUSED,
@@ -282,10 +281,10 @@ def test_training_world_reads_the_sampled_images_and_names_a_missing_score(tmp_p
     scores, human = load_training_world(run, config, "para", families=["f"])
     assert set(scores["item"]) == set(sample.images["image_id"])
     assert set(human.index) == set(sample.images["image_id"])
-    unscored = replace(run, profile=replace(run.profile, store=empty))
+    unscored = run.model_copy(update={"profile": run.profile.model_copy(update={"store": empty})})
     with pytest.raises(ValueError, match="score that dataset's run first"):
         load_training_world(unscored, config, "para", families=["f"])
-    rated = " or ".join(sorted(IMAGE_KINDS))  # every kind with per-image ratings
+    rated = " or ".join(sorted(rated_kinds()))  # every kind with per-image ratings
     kind = f"run 't-vab': .* needs a dataset of kind {rated}, but 'vab' is of kind 'vab'"
     with pytest.raises(ConfigError, match=kind):
         load_training_world(run, config, "vab", families=["f"])
@@ -297,12 +296,12 @@ def test_each_study_refuses_a_run_whose_dataset_is_of_another_kind(tmp_path):
     config = _para_world(tmp_path)
     run = config.run("t-vab")
     wrong = "run 't-vab': the {} needs a dataset of kind {}, but 'vab' is of kind 'vab'"
-    rated = " or ".join(sorted(IMAGE_KINDS))
+    rated = " or ".join(sorted(rated_kinds()))
     with pytest.raises(ConfigError, match=wrong.format("rubric-fusion study", rated)):
         fusion.load_rated(run, config, families=["f"])
     with pytest.raises(ConfigError, match=wrong.format("VisionQ study", "visionq")):
         visionq.load_run(run, families={"f": "m-f"}, rotations=0, seed=0)
-    para = replace(run, name="t-para", datasets=("para",))
+    para = run.model_copy(update={"name": "t-para", "datasets": ("para",)})
     with pytest.raises(ConfigError, match=r"run 't-para': the VAB study .* 'para' is of kind"):
         load_run(para, config, families=["f"], n_orders=3, seed=0)
 

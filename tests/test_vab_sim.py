@@ -10,9 +10,10 @@ import pytest
 from openai import OpenAI
 
 from judgepanel.core.calls import AnswerError
-from judgepanel.core.client import ClientOptions, run_calls
+from judgepanel.core.client import run_calls
 from judgepanel.core.config import Price
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 from judgepanel.datasets import load_vab
 from judgepanel.studies.vab import plan_calls, position_table, predictions_from_store, task_scores

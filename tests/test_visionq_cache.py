@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from judgepanel.core.client import ClientOptions
 from judgepanel.core.config import Price
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.studies.visionq import CompositeCache, composite_url, file_identity, plan_calls
 
 FAMILIES = {f: f"sim-{f}-v1" for f in ("aurora", "basalt", "cobalt", "dune", "ember")}

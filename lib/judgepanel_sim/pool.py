@@ -83,7 +83,7 @@ def _score_chunk(images: pd.DataFrame, shared_error: float) -> pd.DataFrame:
     probe = {f: m for f, m in FAMILIES.items() if f not in PREDECLARED}
     full = {f: FAMILIES[f] for f in PREDECLARED}
     specs = plan_images(images, full, DESIGN, dataset="pool")
-    probe_design = replace(DESIGN, holistic_k=PROBE_K, dimension_r=0)
+    probe_design = DESIGN.model_copy(update={"holistic_k": PROBE_K, "dimension_r": 0})
     specs += plan_images(images, probe, probe_design, dataset="pool")
     return score_specs(specs, shared_error=shared_error)
 

@@ -28,8 +28,8 @@ import pandas as pd
 
 from judgepanel.cli.common import SubParsers, print_info
 from judgepanel.core.answers_file import RUBRIC_CALL_TYPES, import_answers
-from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import parse_dataset_spec
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.frames import read_calls
 from judgepanel.core.rubric import Rubric, load_rubric
 from judgepanel.core.scales import scale_notes, store_ranges

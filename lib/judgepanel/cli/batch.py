@@ -10,7 +10,8 @@ from judgepanel.cli.exit_codes import OK
 from judgepanel.core.batch.offline import OfflineImportError, export_lines, import_lines
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client.outcome import ClientError
-from judgepanel.core.config import ConfigError, Price
+from judgepanel.core.config import Price
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.scoring import plan_target
 from judgepanel.core.sendconfig import default_of
 from judgepanel.core.settings import ScoreRequest, ScoreSettings, resolve_settings

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import BAD_INPUT, OK
-from judgepanel.core.config import Config, ConfigError, load_config
+from judgepanel.core.config import Config, load_config
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.preflight import preflight
 
 

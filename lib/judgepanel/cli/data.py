@@ -12,8 +12,8 @@ import argparse
 from typing import Any
 
 from judgepanel.cli.common import SubParsers, print_info
-from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import describe_dataset, describe_lines, parse_dataset_spec
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.rubric import RubricError, load_rubric
 from judgepanel.datasets import DatasetError
 from judgepanel.datasets.kinds import get_kind

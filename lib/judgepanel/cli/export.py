@@ -9,8 +9,8 @@ from pathlib import Path
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import OK
 from judgepanel.core.answers_file import long_answers
-from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.store import Store, StoreError
+from judgepanel.errors import JudgepanelError
 
 
 def add_parser(sub: SubParsers) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from judgepanel.cli.common import SubParsers, fail, split
 from judgepanel.cli.exit_codes import OK
-from judgepanel.core.config import ConfigError
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.store import StoreError
 from judgepanel.datasets import DatasetError
 from judgepanel.studies.fusion import deploy

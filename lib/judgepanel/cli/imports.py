@@ -16,15 +16,15 @@ from pathlib import Path
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import OK
 from judgepanel.core.answers_file import answer_ranges, read_answers, write_answers
-from judgepanel.core.config import ConfigError
 from judgepanel.core.describe import parse_dataset_spec
-from judgepanel.core.errors import JudgepanelError
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.rubric import load_rubric
 from judgepanel.core.scales import scale_notes
 from judgepanel.core.store import ImportOutcome
 from judgepanel.datasets import Dataset, DatasetError, load_dataset
 from judgepanel.datasets.comparators import load_scores
 from judgepanel.datasets.kinds import get_kind
+from judgepanel.errors import JudgepanelError
 from judgepanel.studies.vab import imports as vab_imports
 from judgepanel.studies.visionq import imports as visionq_imports
 

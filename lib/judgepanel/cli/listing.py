@@ -8,7 +8,8 @@ from pathlib import Path
 
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import OK
-from judgepanel.core.config import ConfigError, load_config
+from judgepanel.core.config import load_config
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 
 

@@ -17,7 +17,8 @@ from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import OK
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client import ClientError, RunSummary, scrub
-from judgepanel.core.config import ConfigError, Price
+from judgepanel.core.config import Price
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.rubric import Rubric, load_rubric
 from judgepanel.core.scoring import closing_note
 from judgepanel.core.sendconfig import COMMAND_LINE, ClientOptions, resolve_options

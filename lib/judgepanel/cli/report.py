@@ -18,9 +18,9 @@ import yaml
 
 from judgepanel.cli.common import SubParsers, add_missing_images_flag, fail, split
 from judgepanel.cli.exit_codes import BAD_INPUT, RUN_STOPPED
-from judgepanel.core.config import Config, ConfigError, load_config
+from judgepanel.core.config import Config, load_config
 from judgepanel.core.describe import parse_dataset_spec
-from judgepanel.core.errors import RunStopped
+from judgepanel.core.errors import ConfigError, RunStopped
 from judgepanel.core.preflight import preflight
 from judgepanel.core.rubric import RubricError, load_rubric
 from judgepanel.report.execute import ReportError, ReportRequest, run_report

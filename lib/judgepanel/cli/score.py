@@ -28,7 +28,7 @@ from judgepanel.cli.common import (
 )
 from judgepanel.cli.exit_codes import OK
 from judgepanel.core.client import ClientError, scrub
-from judgepanel.core.config import ConfigError
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.frames import skipped_images
 from judgepanel.core.scoring import closing_note, dry_run, score_settings
 from judgepanel.core.settings import ScoreRequest, ScoreSettings, resolve_settings

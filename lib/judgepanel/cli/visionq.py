@@ -8,7 +8,8 @@ from pathlib import Path
 
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import OK
-from judgepanel.core.config import ConfigError, load_config
+from judgepanel.core.config import load_config
+from judgepanel.core.errors import ConfigError
 from judgepanel.datasets import DatasetError
 from judgepanel.datasets.visionq import load_questions
 from judgepanel.studies.visionq.pairs import REJECTED_CHOICES, build_pairs, write_pairs

@@ -30,10 +30,10 @@ from pathlib import Path
 import pandas as pd
 
 from judgepanel.core.calls import CallKey
-from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.rubric import Rubric, Scale
 from judgepanel.core.scales import observed_ranges, rubric_questions
 from judgepanel.core.store import CallResult, ImportedRow, ImportOutcome, ImportSource, Store
+from judgepanel.errors import JudgepanelError
 
 REQUIRED: tuple[str, ...] = ("image_id", "judge", "dimension", "score")
 OPTIONAL: tuple[str, ...] = ("sample", "model", "raw")

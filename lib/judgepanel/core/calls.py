@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from judgepanel.core.errors import JudgepanelError
+from judgepanel.errors import JudgepanelError
 
 Message = dict[str, Any]
 

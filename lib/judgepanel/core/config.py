@@ -1,27 +1,48 @@
 """``papermill_runs.yaml``: profiles, runs, the scoring design and the price table.
 
-The file is the single place where a run differs from another. A notebook receives the run's
-name and resolves the rest from this file (`judgepanel.report.notebook_run`); the API key is
-never part of it.
+The file is the single place where a run differs from another; a notebook receives the
+run's name and resolves the rest from it. Each model here is both the schema of its part of
+the file and what the code reads, so a new key is one field. An unknown key (refused at
+every level), a wrong type or a run naming what does not exist is an error naming the file,
+the line and the key. The keys of the send options are generated from their declarations
+(`judgepanel.core.sendconfig`), a dataset entry's from its kind (`judgepanel.datasets.kinds`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from functools import cache, reduce
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args, get_origin
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import DEFAULT_RUNS_FILE, project_root
 from judgepanel.core.prompts import DIMENSIONS
-from judgepanel.core.runsfile import ScoringSpec, validate_runs_file
-from judgepanel.core.sendconfig import ClientOptions, file_options, resolve_options
-from judgepanel.datasets.kinds import all_kinds, get_kind
+from judgepanel.core.sendconfig import (
+    ClientOptions,
+    Frozen,
+    file_options,
+    resolve_options,
+    send_keys,
+)
+from judgepanel.datasets import kinds
 from judgepanel.datasets.presence import check_policy
+
+T = TypeVar("T")
+Loc = tuple[Any, ...]
 
 MISSING_IMAGES = "missing_images"
 """The dataset key (and, as ``--missing-images``, the flag) that says what a run does with
@@ -30,30 +51,135 @@ rated images absent from disk (`judgepanel.datasets.presence`)."""
 
 def takes_missing_images(kind: str) -> bool:
     """Whether a dataset entry of ``kind`` takes the ``missing_images`` key."""
-    return MISSING_IMAGES in get_kind(kind).keys
+    return MISSING_IMAGES in kinds.get_kind(kind).keys
 
 
-@dataclass(frozen=True)
-class DatasetRef:
-    """A dataset a profile knows: its key in the store, its format and where it lives.
+def _problems(title: str, problems: list[tuple[Loc, str]]) -> ValidationError:
+    """The error a validator raises for ``problems``, each (its key path, what is wrong);
+    pydantic puts the model's own place in the file before each path."""
+    errors = [
+        InitErrorDetails(type=PydanticCustomError("runs_file", "{p}", {"p": p}), loc=loc, input=0)
+        for loc, p in problems
+    ]
+    return ValidationError.from_exception_data(title, errors)
 
-    Attributes:
-        name: the dataset's key in the profile and in the store.
-        kind: its format: a kind registered in `judgepanel.datasets.kinds` (``eva``,
-            ``para``, ``ratings``, ``ava``, ``aadb``, ``koniq``, ``spaq``, ``lapis``,
-            ``vab``, ``visionq``, and any registered since).
-        root: its folder (for VisionQ, the benchmark root that image paths are relative to).
-        questions: VisionQ only: the question file, when it does not sit under ``root``.
-        eligible: VisionQ only: the file of eligible question ids, when not under ``root``.
-        options: the other runs-file keys its kind declares, by name (paths resolved).
-    """
 
-    name: str
+def _unknown_kind(kind: Any) -> str | None:
+    """What is wrong with a dataset kind (``None``: it is registered)."""
+    if isinstance(kind, str) and kind in kinds.kind_names():
+        return None
+    return f"unknown dataset kind {kind!r}; known kinds: {', '.join(kinds.kind_names())}"
+
+
+def _known_kind(kind: str) -> str:
+    if problem := _unknown_kind(kind):
+        raise ValueError(problem)
+    return kind
+
+
+class _Entry(Frozen):
+    """A dataset entry as written: its kind, its folder and the keys its kind declares."""
+
     kind: str
-    root: Path
-    questions: Path | None = None
-    eligible: Path | None = None
+    root: str
+
+
+@cache
+def _entry_model(name: str, version: int) -> type[_Entry]:
+    kind = kinds.get_kind(name)
+    fields: dict[str, Any] = {"kind": (Literal[kind.name], ...)}
+    for key, declared in kind.keys.items():
+        fields[key] = (declared.type, Field(declared.default, description=declared.doc or None))
+    title = f"{kind.name.capitalize()}Dataset"
+    return create_model(title, __base__=_Entry, __doc__=kind.summary, **fields)
+
+
+def dataset_model(kind: kinds.DatasetKind) -> type[_Entry]:
+    """The model of a dataset entry of ``kind``: ``kind``, ``root`` and the keys its
+    registration declares (`judgepanel.datasets.kinds.Key`), as the registry is now."""
+    return _entry_model(kind.name, kinds.registry_version())
+
+
+def _under(path: Path, context: dict[str, Any] | None) -> Path:
+    """``path`` as the runs file means it: relative to the file's folder (the context's
+    ``base``); outside a file, as given."""
+    base = (context or {}).get("base")
+    return path if base is None or path.is_absolute() else base / path
+
+
+FilePath = Annotated[Path, AfterValidator(lambda p, info: _under(p, info.context))]
+"""A path of the runs file, resolved against its folder."""
+
+
+class _Part(Frozen):
+    """A part of the runs file. Validated with a context (the file's folder...), its input
+    is the file's entry, read by `_read`; the fields of ``set_by_code`` (a name is its key)
+    are no keys of the file, and are refused there."""
+
+    set_by_code: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_file(cls, data: Any, info: ValidationInfo) -> Any:
+        if not isinstance(data, dict) or info.context is None:
+            return data
+        if inner := [k for k in data if k in cls.set_by_code]:
+            extra = [InitErrorDetails(type="extra_forbidden", loc=(k,), input=0) for k in inner]
+            raise ValidationError.from_exception_data(cls.__name__, extra)
+        return cls._read(data, info.context)
+
+    @classmethod
+    def _read(cls, data: dict[str, Any], context: dict[str, Any]) -> Any:
+        """The file's entry as the fields take it."""
+        return data
+
+    @classmethod
+    def file_keys(cls) -> list[str]:
+        """The keys this part of the file takes, as an error lists them."""
+        fields = cls.model_fields.items()
+        return [f.alias or name for name, f in fields if name not in cls.set_by_code]
+
+
+def _named(parts: dict[str, Any]) -> dict[str, Any]:
+    """The entries of a mapping of the file, each named by its key."""
+    return {key: part.model_copy(update={"name": key}) for key, part in parts.items()}
+
+
+def _find(table: dict[str, T], key: str, problem: str) -> T:
+    try:
+        return table[key]
+    except KeyError:
+        raise ConfigError(problem) from None
+
+
+class DatasetRef(_Part):
+    """A dataset a profile knows: its key in the store (``name``), its format (a registered
+    ``kind``) and its folder (``root``). VisionQ's ``questions`` and ``eligible`` files may lie
+    outside ``root``; ``options`` are the other keys its kind declares (paths resolved)."""
+
+    name: str = ""
+    kind: str
+    root: FilePath
+    questions: FilePath | None = None
+    eligible: FilePath | None = None
     options: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def _read(cls, data: dict[str, Any], context: dict[str, Any]) -> Any:
+        """The entry checked against its kind's keys (`dataset_model`), so that a key another
+        kind takes (``questions:`` under ``ava``) is refused like a typo; those keys fill
+        the fields of their name (VisionQ's), else ``options``."""
+        if "kind" not in data or (problem := _unknown_kind(data["kind"])):
+            known = f"missing key 'kind'; known kinds: {', '.join(kinds.kind_names())}"
+            raise _problems("dataset", [(("kind",), problem) if "kind" in data else ((), known)])
+        kind = kinds.get_kind(data["kind"])
+        entry = dataset_model(kind).model_validate(data)
+        values = {}
+        for key, declared in kind.keys.items():
+            value = getattr(entry, key)
+            values[key] = _under(Path(value), context) if declared.path and value else value
+        named = {key: values.pop(key) for key in ("questions", "eligible") if key in values}
+        return {"kind": kind.name, "root": entry.root, **named, "options": tuple(values.items())}
 
     @property
     def loader_keys(self) -> dict[str, Any]:
@@ -63,7 +189,7 @@ class DatasetRef:
     @property
     def missing_images(self) -> str | None:
         """Its ``missing_images`` policy; None where its kind takes none (VAB, VisionQ)."""
-        return self.loader_keys.get("missing_images")
+        return self.loader_keys.get(MISSING_IMAGES)
 
     def with_missing_images(self, policy: str | None) -> DatasetRef:
         """This reference read under ``policy`` (``--missing-images``, which wins over the
@@ -72,28 +198,31 @@ class DatasetRef:
             return self
         check_policy(policy)
         keys = {**self.loader_keys, MISSING_IMAGES: policy}
-        return dataclasses.replace(self, options=tuple(keys.items()))
+        return self.model_copy(update={"options": tuple(keys.items())})
 
 
-@dataclass(frozen=True)
-class Price:
+class Price(_Part):
     """USD per one million input, cached input and output tokens.
 
-    ``cached_input`` is what a provider bills for prompt tokens it served from its cache
-    (a repeated prompt prefix); ``None`` means cached tokens cost the full input price,
-    the safe assumption where a discount is not confirmed.
-
-    A batch API bills less: ``batch_input`` and ``batch_output`` give its prices, or
-    ``batch_discount`` the share it takes off every price (0.5: half price). Neither means
-    no batch price is known, and a batch is budgeted and charged at the online price.
+    ``cached_input`` is the price of prompt tokens served from the provider's cache (``None``:
+    the full input price). A batch API's prices are ``batch_input`` and ``batch_output``, or
+    ``batch_discount`` the share taken off every price; neither: the online price.
     """
 
-    input: float
-    output: float
-    cached_input: float | None = None
-    batch_discount: float | None = None
-    batch_input: float | None = None
-    batch_output: float | None = None
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(None, ge=0)
+    batch_discount: float | None = Field(None, ge=0, lt=1)
+    batch_input: float | None = Field(None, ge=0)
+    batch_output: float | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _one_batch_price(self) -> Price:
+        if (self.batch_input is None) != (self.batch_output is None):
+            raise ValueError("give both `batch_input` and `batch_output`, or neither")
+        if self.batch_discount is not None and self.batch_input is not None:
+            raise ValueError("give `batch_discount` or batch prices, not both")
+        return self
 
     def batch(self) -> Price | None:
         """The prices of a batch line (``None``: no batch price given)."""
@@ -129,53 +258,16 @@ class Price:
         ) / 1e6
 
 
-@dataclass(frozen=True)
-class Profile:
-    """Where the data and the store live, which model each family name means, and the
-    send options the profile sets (``options``: name -> value, only those it names)."""
+class ScoringDesign(_Part):
+    """Repetitions and temperature of the rubric-fusion scoring, for one dataset kind;
+    ``sham_r``: repetitions per dimension of the sham rubric (pre-declared families)."""
 
-    name: str
-    description: str
-    simulated: bool
-    store: Path
-    datasets: dict[str, DatasetRef]
-    families: dict[str, str]
-    predeclared: tuple[str, ...]
-    options: dict[str, Any] = field(default_factory=dict)
-    rubric: Path | None = None
-    """The profile's rubric file or folder (``None``: the project's ``rubric/``)."""
-
-    @property
-    def source(self) -> str:
-        """The profile as the source of a send option's value."""
-        return f"profile {self.name!r}"
-
-    @property
-    def send(self) -> ClientOptions:
-        """How the profile's calls are sent: the declared defaults and its own options."""
-        return resolve_options((self.source, self.options))
-
-    def dataset(self, name: str) -> DatasetRef:
-        try:
-            return self.datasets[name]
-        except KeyError:
-            known = ", ".join(sorted(self.datasets))
-            raise ConfigError(
-                f"profile {self.name!r} has no dataset {name!r}; it has: {known}"
-            ) from None
-
-
-@dataclass(frozen=True)
-class ScoringDesign:
-    """Repetitions and temperature of the rubric-fusion scoring, for one dataset kind."""
-
-    holistic_k: int
-    dimension_r: int
-    temperature: float
-    n_images: int | None = None
+    holistic_k: int = Field(ge=0)
+    dimension_r: int = Field(ge=0)
+    temperature: float = Field(ge=0)
+    n_images: int | None = Field(None, ge=1)
     sample_seed: int = 0
-    sham_r: int = 0
-    """Repetitions per dimension of the sham rubric (pre-declared families; 0: none)."""
+    sham_r: int = Field(0, ge=0)
 
     @property
     def calls_per_image(self) -> int:
@@ -183,30 +275,132 @@ class ScoringDesign:
         return self.holistic_k + len(DIMENSIONS) * self.dimension_r
 
 
-@dataclass(frozen=True)
-class Run:
-    """One run of the report: a profile, its dataset(s), notebooks and parameters.
+_ProfileSendKeys = create_model("_ProfileSendKeys", __base__=_Part, **send_keys("profile"))
+_RunSendKeys = create_model("_RunSendKeys", __base__=_Part, **send_keys("run"))
 
-    ``parameters`` are the runs file's global parameters updated by the run's own;
-    ``own_parameters`` are the run's own alone (a study must know each of them).
+
+class Profile(_ProfileSendKeys):  # type: ignore[misc, valid-type]
+    """Where the data and the store live, which model each family name means, and how its
+    calls are sent (the send options' keys, `judgepanel.core.sendconfig.send_keys`).
+
+    ``predeclared`` are the families of the pre-declared comparisons (default: the first
+    three); ``rubric`` is the profile's rubric file or folder (``None``: the project's).
     """
 
-    name: str
+    set_by_code = frozenset({"name"})
+    name: str = ""
+    description: str = ""
+    simulated: bool = False
+    store: FilePath
+    datasets: dict[str, DatasetRef]
+    families: dict[str, str]
+    predeclared: tuple[str, ...] = Field((), validate_default=True)
+    rubric: FilePath | None = None
+
+    _named_datasets = field_validator("datasets")(_named)
+
+    @field_validator("predeclared")
+    @classmethod
+    def _first_three(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        families = list(info.data.get("families", ()))
+        unknown = [f for f in value if f not in families]
+        if unknown and "families" in info.data:
+            raise ValueError(f"predeclared families not in `families`: {unknown}")
+        return value or tuple(families[:3])
+
+    @model_validator(mode="after")
+    def _limits_name_families(self) -> Profile:
+        models = set(self.families.values())
+        stray = [k for k in self.limits if k not in self.families and k not in models]
+        if stray:
+            raise ValueError(f"`limits` names neither a family nor a model id: {stray}")
+        return self
+
+    @property
+    def source(self) -> str:
+        """The profile as the source of a send option's value."""
+        return f"profile {self.name!r}"
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The send options the profile sets (only those it names)."""
+        return file_options(self, "profile")
+
+    @property
+    def send(self) -> ClientOptions:
+        """How the profile's calls are sent: the declared defaults and its own options."""
+        return resolve_options((self.source, self.options))
+
+    def dataset(self, name: str) -> DatasetRef:
+        known = ", ".join(sorted(self.datasets))
+        problem = f"profile {self.name!r} has no dataset {name!r}; it has: {known}"
+        return _find(self.datasets, name, problem)
+
+
+class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
+    """One run of the report: a profile, its dataset(s) (the file's ``dataset`` or
+    ``datasets``), notebooks and parameters, and the send options it sets over its
+    profile's (`judgepanel.core.sendconfig.send_keys`).
+
+    ``parameters`` are the runs file's global parameters updated by the run's own;
+    ``own_parameters`` are the run's own alone (a study must know each of them);
+    ``own_rubric`` is the rubric the run names itself (``None``: its profile's).
+    """
+
+    set_by_code = frozenset({"name", "own_parameters"})
+    name: str = ""
     profile: Profile
     datasets: tuple[str, ...]
     notebooks: tuple[str, ...]
-    parameters: dict[str, Any] = field(default_factory=dict)
-    own_parameters: dict[str, Any] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)
-    """The send options the run sets over its profile's (only those it names)."""
-    own_rubric: Path | None = None
-    """The rubric the run names itself (``None``: its profile's)."""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    own_parameters: dict[str, Any] = Field(default_factory=dict)
+    own_rubric: FilePath | None = Field(None, alias="rubric")
+
+    @classmethod
+    def file_keys(cls) -> list[str]:
+        keys = super().file_keys()
+        return [*keys[: keys.index("datasets")], "dataset", *keys[keys.index("datasets") :]]
+
+    @classmethod
+    def _read(cls, data: dict[str, Any], context: dict[str, Any]) -> Any:
+        """The run's profile found (the context's ``profiles``, see `Config`), its datasets
+        checked against it, its parameters laid over the file's."""
+        one = data.get("dataset") is not None
+        if one == (data.get("datasets") is not None):
+            raise ValueError("give either `dataset` or `datasets` (a list), not both or neither")
+        out = {k: v for k, v in data.items() if k != "dataset"}
+        out["datasets"] = names = [data["dataset"]] if one else data["datasets"]
+        if isinstance(own := data.get("parameters", {}), dict):
+            out |= {"parameters": {**context["parameters"], **own}, "own_parameters": own}
+        if (profiles := context["profiles"]) is None:  # their own errors are reported
+            stand_in = Profile.model_construct(store=Path(), datasets={}, families={})
+            return out | {"profile": stand_in}
+        name = data.get("profile")
+        if (profile := profiles.get(name) if isinstance(name, str) else None) is None:
+            unknown = f"unknown profile {name!r}; profiles: {', '.join(profiles)}"
+            if "profile" in data:
+                raise _problems("run", [(("profile",), unknown)])
+            return out
+        known = ", ".join(profile.datasets)
+        wrong = [
+            (("dataset",) if one else ("datasets", i), f"profile {name!r} has no dataset {d!r}")
+            for i, d in enumerate(names if isinstance(names, list) else ())
+            if isinstance(d, str) and d not in profile.datasets
+        ]
+        if wrong:
+            raise _problems("run", [(loc, f"{what}; it has: {known}") for loc, what in wrong])
+        return out | {"profile": profile}
 
     @property
     def rubric(self) -> Path | None:
         """The run's rubric file or folder: its own, else its profile's (``None``: the
         project's ``rubric/``)."""
         return self.own_rubric or self.profile.rubric
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The send options the run sets over its profile's (only those it names)."""
+        return file_options(self, "run")
 
     def layers(self) -> tuple[tuple[str, dict[str, Any]], ...]:
         """The runs file's layers of the run's send options: its profile's, then its own."""
@@ -225,86 +419,121 @@ class Run:
         return self.datasets[0]
 
 
-@dataclass(frozen=True)
-class Config:
-    """The parsed runs file."""
+class Config(_Part):
+    """The parsed runs file; ``raw`` is its YAML as parsed (a quick report writes its copy
+    from it)."""
 
-    path: Path
+    set_by_code = frozenset({"path", "raw"})
+    path: Path = Path()
     profiles: dict[str, Profile]
+    scoring: dict[Annotated[str, AfterValidator(_known_kind)], ScoringDesign] = Field(
+        default_factory=dict, validate_default=True
+    )
+    prices: dict[str, Price] = Field(default_factory=dict)
+    parameters: dict[str, Any] = Field(default_factory=dict)
     runs: dict[str, Run]
-    scoring: dict[str, ScoringDesign]
-    prices: dict[str, Price]
-    parameters: dict[str, Any]
-    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    """The file's YAML as parsed (a quick report writes its copy from it)."""
+    raw: dict[str, Any] = Field(default_factory=dict, repr=False)
+
+    _named_profiles = field_validator("profiles")(_named)
+    _named_runs = field_validator("runs")(_named)
+
+    @field_validator("scoring")
+    @classmethod
+    def _and_the_kinds(cls, scoring: dict[str, ScoringDesign]) -> dict[str, ScoringDesign]:
+        """The file's designs, and those the registered kinds bring for the others."""
+        designs = {}
+        for kind in kinds.all_kinds():
+            try:
+                if kind.design is not None:
+                    designs[kind.name] = ScoringDesign.model_validate(dict(kind.design))
+            except ValidationError as exc:
+                raise ValueError(f"dataset kind {kind.name!r}'s scoring design: {exc}") from None
+        return designs | scoring
+
+    @field_validator("runs", mode="before")
+    @classmethod
+    def _known_to_runs(cls, runs: Any, info: ValidationInfo) -> Any:
+        """What a run reads of the rest of the file, validated before it: the profiles
+        (``None``: they are wrong) and the global parameters."""
+        if info.context is not None:
+            info.context["profiles"] = info.data.get("profiles")
+            info.context["parameters"] = info.data.get("parameters", {})
+        return runs
 
     def run(self, name: str) -> Run:
-        try:
-            return self.runs[name]
-        except KeyError:
-            known = ", ".join(self.runs)
-            raise ConfigError(f"{self.path}: no run {name!r}; runs are: {known}") from None
+        problem = f"{self.path}: no run {name!r}; runs are: {', '.join(self.runs)}"
+        return _find(self.runs, name, problem)
 
     def profile(self, name: str) -> Profile:
-        try:
-            return self.profiles[name]
-        except KeyError:
-            known = ", ".join(self.profiles)
-            raise ConfigError(f"{self.path}: no profile {name!r}; profiles are: {known}") from None
+        problem = f"{self.path}: no profile {name!r}; profiles are: {', '.join(self.profiles)}"
+        return _find(self.profiles, name, problem)
 
     def runs_of(self, profile: str) -> list[Run]:
         self.profile(profile)
         return [r for r in self.runs.values() if r.profile.name == profile]
 
     def design(self, kind: str) -> ScoringDesign:
-        try:
-            return self.scoring[kind]
-        except KeyError:
-            raise ConfigError(f"{self.path}: no scoring design for dataset kind {kind!r}") from None
+        problem = f"{self.path}: no scoring design for dataset kind {kind!r}"
+        return _find(self.scoring, kind, problem)
 
     def price(self, model: str) -> Price:
-        try:
-            return self.prices[model]
-        except KeyError:
-            raise ConfigError(
-                f"{self.path}: no price for model {model!r}; add it under `prices:` "
-                "(USD per 1M input and output tokens) so the budget can be enforced"
-            ) from None
+        problem = (
+            f"{self.path}: no price for model {model!r}; add it under `prices:` "
+            "(USD per 1M input and output tokens) so the budget can be enforced"
+        )
+        return _find(self.prices, model, problem)
 
 
-def _dataset_ref(name: str, spec: Any, resolve: Callable[[str], Path]) -> DatasetRef:
-    """A profile's dataset entry, its paths resolved: the keys its kind declares fill the
-    reference's fields of their name (VisionQ's ``questions``, ``eligible``), else
-    ``options``."""
-    values = {}
-    for key, declared in get_kind(spec.kind).keys.items():
-        value = getattr(spec, key)
-        values[key] = resolve(value) if declared.path and value else value
-    named = {k: v for k, v in values.items() if k in ("questions", "eligible")}
-    options = tuple((k, v) for k, v in values.items() if k not in named)
-    return DatasetRef(name, spec.kind, resolve(spec.root), **named, options=options)
+def _line(node: yaml.Node | None, loc: Loc) -> int | None:
+    """The 1-based line of the YAML node at ``loc`` (the key's line for a mapping key)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = [(k, v) for k, v in node.value if str(k.value) == str(part)]
+            if not match:
+                return line
+            key, node = match[0]
+            line = key.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                return line
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
 
 
-def _scoring_specs() -> dict[str, ScoringSpec]:
-    """The scoring designs the registered kinds bring, for a runs file that names none."""
-    specs = {}
-    for kind in all_kinds():
-        if kind.design is not None:
-            try:
-                specs[kind.name] = ScoringSpec.model_validate(dict(kind.design))
-            except ValueError as exc:
-                raise ConfigError(
-                    f"dataset kind {kind.name!r}: its scoring design: {exc}"
-                ) from None
-    return specs
+def _problem(err: Any, raw: Any) -> tuple[Loc, str]:
+    """Where in the file an error lies (its key path), and what is wrong: an unknown key
+    lists the keys of the model it is found in (`_Part.file_keys`, a dataset entry's kind's)."""
+    loc = tuple(p for p in err["loc"] if p != "[key]")  # a mapping's key was wrong
+    if err["type"] == "missing":
+        return loc[:-1], f"missing key {loc[-1]!r}"
+    if err["type"] != "extra_forbidden":
+        return loc, str(err["msg"]).removeprefix("Value error, ")
+    ann: Any = Config
+    for part in loc[:-1]:
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            fields = {f.alias or name: f for name, f in ann.model_fields.items()}
+            ann = fields[part].annotation if part in fields else None
+        else:
+            ann = get_args(ann)[-1] if get_origin(ann) in (dict, Mapping) else None
+    if ann is DatasetRef:
+        kind = reduce(lambda node, key: node[key], loc[:-1], raw)["kind"]
+        keys = list(dataset_model(kinds.get_kind(kind)).model_fields)
+        return loc, f"unknown key {loc[-1]!r}; the keys of kind {kind!r} are: {', '.join(keys)}"
+    part = isinstance(ann, type) and issubclass(ann, _Part)
+    keys = ann.file_keys() if part else list(getattr(ann, "model_fields", ()))
+    return loc, f"unknown key {loc[-1]!r}; the keys here are: {', '.join(keys) or 'none'}"
 
 
 def load_config(path: str | Path | None = None) -> Config:
-    """Parse ``papermill_runs.yaml``; relative paths are resolved against its folder.
+    """Parse and validate ``papermill_runs.yaml``; relative paths are resolved against its
+    folder.
 
-    The file is first checked against its schema (`judgepanel.core.runsfile`): an unknown
-    key, a wrong type, an unknown dataset kind or a run naming a profile or dataset that
-    does not exist is a `ConfigError` naming the file, the line and the key.
+    Raises:
+        ConfigError: one line per problem, ``FILE:LINE: key.path: what is wrong``.
     """
     path = Path(path) if path else project_root() / DEFAULT_RUNS_FILE
     if not path.exists():
@@ -312,62 +541,14 @@ def load_config(path: str | Path | None = None) -> Config:
     text = path.read_text(encoding="utf-8")
     try:
         raw = yaml.safe_load(text) or {}
+        config = Config.model_validate(raw, context={"base": path.resolve().parent})
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
-    try:
-        spec = validate_runs_file(raw, path, text)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    base = path.resolve().parent
-
-    def resolve(p: str) -> Path:
-        q = Path(p)
-        return q if q.is_absolute() else base / q
-
-    profiles: dict[str, Profile] = {}
-    for name, prof in spec.profiles.items():
-        datasets = {key: _dataset_ref(key, d, resolve) for key, d in prof.datasets.items()}
-        families = dict(prof.families)
-        profiles[name] = Profile(
-            name=name,
-            description=prof.description,
-            simulated=prof.simulated,
-            store=resolve(prof.store),
-            datasets=datasets,
-            families=families,
-            predeclared=tuple(prof.predeclared or list(families)[:3]),
-            options=file_options(prof, "profile"),
-            rubric=resolve(prof.rubric) if prof.rubric else None,
-        )
-    scoring = {
-        kind: ScoringDesign(
-            holistic_k=d.holistic_k,
-            dimension_r=d.dimension_r,
-            temperature=d.temperature,
-            n_images=d.n_images,
-            sample_seed=d.sample_seed,
-            sham_r=d.sham_r,
-        )
-        for kind, d in {**_scoring_specs(), **spec.scoring}.items()
-    }
-    prices = {
-        model: Price(
-            p.input, p.output, p.cached_input, p.batch_discount, p.batch_input, p.batch_output
-        )
-        for model, p in spec.prices.items()
-    }
-    parameters = dict(spec.parameters)
-    runs = {
-        name: Run(
-            name=name,
-            profile=profiles[r.profile],
-            datasets=tuple([r.dataset] if r.dataset is not None else r.datasets or []),
-            notebooks=tuple(r.notebooks),
-            parameters={**parameters, **r.parameters},
-            own_parameters=dict(r.parameters),
-            options=file_options(r, "run"),
-            own_rubric=resolve(r.rubric) if r.rubric else None,
-        )
-        for name, r in spec.runs.items()
-    }
-    return Config(path, profiles, runs, scoring, prices, parameters, raw=raw)
+    except ValidationError as exc:
+        lines, root = [], yaml.compose(text)
+        for loc, problem in (_problem(err, raw) for err in exc.errors()):
+            line = _line(root, loc)
+            key = ".".join(str(p) for p in loc) or "(top level)"
+            lines.append(f"{f'{path}:{line}' if line else path}: {key}: {problem}")
+        raise ConfigError("\n".join(lines)) from None
+    return config.model_copy(update={"path": path, "raw": raw})

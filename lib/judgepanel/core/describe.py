@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from judgepanel.core.config import ConfigError
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.rubric import Rubric
 from judgepanel.core.scales import check_line, scale_checks
 from judgepanel.datasets import Dataset, load_dataset

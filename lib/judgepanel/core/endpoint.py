@@ -1,7 +1,7 @@
 """Where calls go: an endpoint's base URL, the name of the variable holding its key, its kind.
 
 An :class:`Endpoint` is handed to the client (in
-:class:`~judgepanel.core.client.options.ClientOptions`) instead of being read from
+:class:`~judgepanel.core.sendconfig.ClientOptions`) instead of being read from
 ``OPENAI_BASE_URL`` deep inside it, so a library call that starts a server never has to
 change the process's environment for its clients to find it. The key itself is no part of
 an endpoint: only the name of the environment variable it is read from when a client opens,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from judgepanel.errors import JudgepanelError
 
-__all__ = ["ConfigError", "JudgepanelError", "RunStopped"]
+__all__ = ["ConfigError", "RunStopped"]
 
 
 class RunStopped(JudgepanelError):

@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from judgepanel.core.config import ConfigError, Run
+from judgepanel.core.config import Run
+from judgepanel.core.errors import ConfigError
 
 
 class StudyParameters(BaseModel):

@@ -11,9 +11,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgepanel.core.client import BASE_URL_ENV, scrub
+from judgepanel.core.client import scrub
 from judgepanel.core.config import Config, DatasetRef, Profile
-from judgepanel.core.endpoint import SIMULATOR_TOKEN, Endpoint
+from judgepanel.core.endpoint import BASE_URL_ENV, SIMULATOR_TOKEN, Endpoint
 from judgepanel.core.rubric import RubricError, default_rubric_path, load_rubric
 from judgepanel.datasets import DatasetError, load_dataset, load_vab
 from judgepanel.datasets.visionq import load_questions

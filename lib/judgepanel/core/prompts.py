@@ -1,4 +1,4 @@
-"""The seed rubric's names, the request helpers, and the rubric API re-exported.
+"""The seed rubric's names and the request helpers (the rubric API is `judgepanel.core.rubric`).
 
 The rubric itself is data (:mod:`judgepanel.core.rubric`): a run names its rubric file or
 folder, and prompts, parsing and store keys follow from it. The constants here are the
@@ -10,39 +10,14 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from judgepanel.core.parsing import SCORE_MAX, SCORE_MIN
-from judgepanel.core.rubric import (
-    PINNED_FILES,
-    RUBRIC_FILES,
-    SHAM_FILE,
-    Dimension,
-    Message,
-    Rubric,
-    RubricError,
-    Scale,
-    default_rubric_path,
-    load_rubric,
-    messages_hash,
-)
+from judgepanel.core.rubric import PINNED_FILES, default_rubric_path
 from judgepanel.core.rubric import sha256sums_text as _sums
 
 __all__ = [
     "DIMENSIONS",
-    "PINNED_FILES",
-    "RUBRIC_FILES",
-    "SCORE_MAX",
-    "SCORE_MIN",
-    "SHAM_FILE",
     "VALIDATED",
-    "Dimension",
-    "Message",
-    "Rubric",
-    "RubricError",
-    "Scale",
     "bytes_data_url",
     "image_data_url",
-    "load_rubric",
-    "messages_hash",
     "rubric_dir",
     "sha256sums_text",
 ]

@@ -23,8 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from judgepanel.core.parsing import parse_score
-from judgepanel.core.prompts import SCORE_MAX, SCORE_MIN
+from judgepanel.core.parsing import SCORE_MAX, SCORE_MIN, parse_score
 
 LOGPROBS_MODES: tuple[str, ...] = ("processed", "raw", "unknown")
 """What a provider's logprobs describe: ``processed``, the distribution it samples from

@@ -19,8 +19,9 @@ from judgepanel.core.batch import run_batches
 from judgepanel.core.budget import RequestShape
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.client import RunSummary, pending_calls, run_calls
-from judgepanel.core.config import Config, ConfigError, DatasetRef, Price
+from judgepanel.core.config import Config, DatasetRef, Price
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.parameters import StudyParameters, register_parameters
 from judgepanel.core.settings import ScoreRequest, ScoreSettings, resolve_settings
 from judgepanel.core.store import Store

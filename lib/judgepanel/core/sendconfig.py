@@ -1,14 +1,11 @@
 """How calls are sent: every send option declared once, resolved into one frozen configuration.
 
 Each option is a field of :class:`ClientOptions` declared with :func:`option`: its type,
-its default, what it does, its flag on the command line and whether a profile or a run of
-``papermill_runs.yaml`` sets it. The flags of ``judgepanel score`` and ``predict`` and the
-keys of the runs file's profiles and runs are generated from these declarations
-(``judgepanel.cli``, `judgepanel.core.runsfile`). :func:`resolve_options` layers them:
-defaults, then the profile, the run and the command line, a later layer winning, and keeps
-where each value came from (``judgepanel check --explain`` shows it). The result is handed
-down unchanged to the client and the batch runner; adding an option is one declaration
-here plus its use.
+default, help, flag, whether a profile or a run of ``papermill_runs.yaml`` sets it, and its
+bounds. The flags of ``score`` and ``predict`` (``judgepanel.cli``) and the keys of the runs
+file's profiles and runs (`judgepanel.core.config`) are generated from the declarations.
+:func:`resolve_options` layers them (defaults, profile, run, command line; a later layer
+wins) and keeps where each value came from (``judgepanel check --explain``).
 """
 
 from __future__ import annotations
@@ -32,21 +29,24 @@ COMMAND_LINE = "command line"
 """The source of a value a flag set."""
 
 
-@dataclass(frozen=True)
-class RateLimits:
-    """A model's provider limits: requests and tokens per minute (``None``: not known).
+class Frozen(BaseModel):
+    """A frozen model that refuses unknown keys and, like a dataclass, takes its fields
+    positionally too (pydantic's own validation, with its context, bypasses ``__init__``)."""
 
-    A provider counts tokens as the prompt plus ``max_tokens`` of every choice asked for.
-    """
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    rpm: float | None = None
-    tpm: float | None = None
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(**dict(zip(type(self).model_fields, args, strict=False)), **kwargs)
 
-    def __post_init__(self) -> None:
-        for name in ("rpm", "tpm"):
-            value = getattr(self, name)
-            if value is not None and not value > 0:
-                raise ConfigError(f"--{name} {value}: expected a positive number per minute")
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+
+class RateLimits(Frozen):
+    """A model's provider limits, as a profile's ``limits:`` writes them: requests and tokens
+    (the prompt plus ``max_tokens`` of every choice asked for) per minute; ``None``: unknown."""
+
+    rpm: float | None = Field(None, gt=0)
+    tpm: float | None = Field(None, gt=0)
 
     def scaled(self, share: float) -> RateLimits:
         """These limits times ``share`` (a process's part of limits it shares with others)."""
@@ -57,19 +57,6 @@ class RateLimits:
 
     def __bool__(self) -> bool:
         return self.rpm is not None or self.tpm is not None
-
-
-class LimitsSpec(BaseModel):
-    """A model's provider limits as a profile writes them: requests and tokens per minute."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    rpm: float | None = Field(None, gt=0)
-    tpm: float | None = Field(None, gt=0)
-
-
-def _limits_of_file(limits: Mapping[str, LimitsSpec]) -> dict[str, RateLimits]:
-    return {name: RateLimits(spec.rpm, spec.tpm) for name, spec in limits.items()}
 
 
 @dataclass(frozen=True)
@@ -83,8 +70,6 @@ class Declared:
         profile: a profile of the runs file sets it (key: the field's name).
         run: a run sets it too, over its profile's value.
         ge, gt, le: bounds of a number (checked for every source).
-        file_type: the runs-file key's type, when not the field's own.
-        from_file: turns the runs file's value into the field's.
         file_none: a runs-file value that means "none" (``max_cost: 0``).
         arg_type: turns the flag's text into the field's value.
         default_from: the source shown for the default.
@@ -98,8 +83,6 @@ class Declared:
     ge: float | None = None
     gt: float | None = None
     le: float | None = None
-    file_type: Any = None
-    from_file: Callable[[Any], Any] | None = None
     file_none: Any = None
     arg_type: Callable[[str], Any] | None = None
     default_from: str = DEFAULT
@@ -140,11 +123,8 @@ def option(
 
 @dataclass(frozen=True)
 class ClientOptions:
-    """Everything that says how one command sends its calls: the one send configuration.
-
-    Every field declared with :func:`option` is a send option (see the module's text);
-    ``limit_share``, ``adaptive`` and ``policy`` are set by the code that runs a command,
-    and ``sources`` says where each option's value came from.
+    """How one command sends its calls: the send options (the fields declared with
+    :func:`option`), and what the code that runs a command sets.
 
     Attributes:
         limit_share: this process's part of every limit, when processes share one key
@@ -191,8 +171,7 @@ class ClientOptions:
     limits: Mapping[str, RateLimits] = option(
         help="per model id, limits that replace rpm and tpm for that model (a profile's "
         "`limits:` names a family or a model id)",
-        default_factory=dict, profile=True, file_type=dict[str, LimitsSpec],
-        from_file=_limits_of_file,
+        default_factory=dict, profile=True,
     )  # fmt: skip
     samples_per_request: int = option(
         1, help="repetitions of one prompt drawn per request with `n`",
@@ -316,12 +295,27 @@ def file_options(spec: BaseModel, level: str) -> dict[str, Any]:
         if declared is None or not getattr(declared, level):
             continue
         value = getattr(spec, name)
-        if declared.file_none is not None and value == declared.file_none:
-            value = None
-        elif declared.from_file is not None:
-            value = declared.from_file(value)
-        out[name] = value
+        none = declared.file_none is not None and value == declared.file_none
+        out[name] = None if none else value
     return out
+
+
+def send_keys(level: str) -> dict[str, Any]:
+    """The runs-file keys of the send options that a ``profile`` or a ``run`` sets, as
+    pydantic fields: a profile's default is the declared one, a run's is unset (its
+    profile's value applies)."""
+    keys: dict[str, Any] = {}
+    for name, (declared, annotation) in declared_options().items():
+        if not getattr(declared, level):
+            continue
+        kind = without_none(annotation)
+        if level == "run":
+            keys[name] = (kind | None, Field(None, **declared.bounds()))
+        elif isinstance(default_of(name), dict):
+            keys[name] = (kind, Field(default_factory=dict, **declared.bounds()))
+        else:
+            keys[name] = (kind, Field(default_of(name), **declared.bounds()))
+    return keys
 
 
 def resolve_options(*layers: tuple[str, Mapping[str, Any]]) -> ClientOptions:

@@ -14,28 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgepanel.core.config import (
-    Config,
-    ConfigError,
-    DatasetRef,
-    Price,
-    ScoringDesign,
-    load_config,
-)
+from judgepanel.core.config import Config, DatasetRef, Price, ScoringDesign, load_config
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.sendconfig import COMMAND_LINE, ClientOptions, RateLimits, resolve_options
-from judgepanel.datasets.kinds import get_kind, kind_names, rated_kinds
-
-
-def __getattr__(name: str) -> tuple[str, ...]:
-    """``IMAGE_KINDS``, the dataset kinds whose items are single rated images (the
-    rubric-fusion study), and ``DATASET_KINDS``, every dataset kind: the kinds registered
-    now (`judgepanel.datasets.kinds`)."""
-    if name == "IMAGE_KINDS":
-        return rated_kinds()
-    if name == "DATASET_KINDS":
-        return kind_names()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+from judgepanel.datasets.kinds import get_kind, kind_names
 
 DEFAULT_TEMPERATURE = 0.3
 """Sampling temperature of a dataset kind without a scoring design (VisionQ)."""
@@ -126,7 +108,7 @@ def _override_design(
         for name, value in (("holistic_k", k), ("dimension_r", r), ("temperature", t))
         if value is not None
     }
-    return dataclasses.replace(design, **changes) if changes else design
+    return design.model_copy(update=changes) if changes else design
 
 
 def _targets(request: ScoreRequest, run: Any) -> tuple[DatasetRef, ...]:

@@ -1,7 +1,7 @@
 """The dataset kinds: one `DatasetKind` record per format, registered with `register_kind`.
 
 Everything that depends on a dataset's kind reads this registry: `load_dataset`, the
-runs file's schema (`judgepanel.core.runsfile` builds each kind's entry model from its
+runs file's schema (`judgepanel.core.config` builds each kind's entry model from its
 declared keys), ``--dataset KIND:PATH``, ``data describe``, the scoring designs, and the
 studies' lists of rated-image kinds. A new kind is one `register_kind` call; the built-in
 kinds are registered in `judgepanel.datasets.builtin`.

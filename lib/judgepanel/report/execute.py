@@ -33,19 +33,13 @@ from typing import Any
 import yaml
 
 import judgepanel.studies  # noqa: F401  (each study registers its planner and parameters)
-from judgepanel.core.config import (
-    MISSING_IMAGES,
-    Config,
-    ConfigError,
-    Run,
-    load_config,
-    takes_missing_images,
-)
+from judgepanel.core.config import MISSING_IMAGES, Config, Run, load_config, takes_missing_images
 from judgepanel.core.endpoint import SIMULATOR, Endpoint
-from judgepanel.core.errors import JudgepanelError
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.local_sim import SimConfig, SimProcess, start_sim_servers
 from judgepanel.core.parameters import parameter_model, resolve_parameters
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
+from judgepanel.errors import JudgepanelError
 from judgepanel.report.explorer import EXPLORER_DIR, build_explorer
 from judgepanel.report.index import (
     NotebookResult,

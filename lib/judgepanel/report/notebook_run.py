@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgepanel.core.config import Config, ConfigError, Run, load_config
+from judgepanel.core.config import Config, Run, load_config
 from judgepanel.core.endpoint import Endpoint
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.parameters import resolve_parameters
 from judgepanel.core.paths import DEFAULT_RUNS_FILE, project_root
 from judgepanel.report.nbtools import Notebook, setup

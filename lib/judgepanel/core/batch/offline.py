@@ -25,9 +25,9 @@ from judgepanel.core.client.answers import reask_seed
 from judgepanel.core.client.counts import CallCounts
 from judgepanel.core.client.entry import pending_calls
 from judgepanel.core.config import Price
-from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.providers import OPENAI
 from judgepanel.core.store import Store
+from judgepanel.errors import JudgepanelError
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from judgepanel.core.batch.ingest import FaultHook
 from judgepanel.core.batch.lines import MAX_BYTES, MAX_LINES
-from judgepanel.core.client.options import ClientOptions
-from judgepanel.core.config import ConfigError
+from judgepanel.core.errors import ConfigError
+from judgepanel.core.sendconfig import ClientOptions
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,9 @@ from judgepanel.core.batch.polling import Polling
 from judgepanel.core.batch.submit import Submitting
 from judgepanel.core.calls import CallSpec, key_digest
 from judgepanel.core.client.entry import _unique_plan
-from judgepanel.core.client.options import ClientOptions
 from judgepanel.core.client.outcome import ClientError, RunSummary
 from judgepanel.core.config import Price
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 
 __all__ = ["BatchOptions", "BatchRun", "run_batches"]

@@ -29,10 +29,10 @@ from judgepanel.core.calls import AnswerError, CallSpec
 from judgepanel.core.client.answers import Tally, short
 from judgepanel.core.client.secrets import scrub
 from judgepanel.core.config import Price
-from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.providers import BatchResult, Choice, Provider
 from judgepanel.core.retry import RETRYABLE_STATUS
 from judgepanel.core.store import CallResult
+from judgepanel.errors import JudgepanelError
 
 ASKED_AGAIN = " (asked again in a later batch)"
 """Ends the reason of an unreadable batch answer whose call is asked again."""

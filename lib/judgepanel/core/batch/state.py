@@ -13,11 +13,11 @@ from judgepanel.core.batch.records import BatchBook, Chunk
 from judgepanel.core.budget import Budget
 from judgepanel.core.calls import CallSpec, key_digest
 from judgepanel.core.client.counts import CallCounts
-from judgepanel.core.client.options import ClientOptions
 from judgepanel.core.client.outcome import ClientError
 from judgepanel.core.client.secrets import endpoint_key
 from judgepanel.core.config import Price
 from judgepanel.core.providers import provider
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 
 

@@ -3,8 +3,8 @@
 One module per job: :mod:`.secrets` (the key, scrubbing), :mod:`.body` (images, read once),
 :mod:`.transport` (the SDK and one HTTP attempt), :mod:`.answers` (one call's tally),
 :mod:`.pacing` (rate limits, headers, 429s, adaptive concurrency), :mod:`.runner` (the
-workers) and :mod:`.entry` (:func:`run_calls`). :class:`ClientOptions`, the one
-configuration of all of them, is declared in `judgepanel.core.sendconfig`, and the
+workers) and :mod:`.entry` (:func:`run_calls`). ``ClientOptions``, the one configuration
+of all of them, is declared in `judgepanel.core.sendconfig`, and the
 :class:`~judgepanel.core.endpoint.Endpoint` it sends to in `judgepanel.core.endpoint`. What
 a request and an answer look like on the wire, and what a usage costs, is the endpoint's
 provider's (`judgepanel.core.providers`).
@@ -19,38 +19,22 @@ when a client opens; every text kept from a response passes through :func:`scrub
 from judgepanel.core.client.answers import reask_seed
 from judgepanel.core.client.body import cached_data_url
 from judgepanel.core.client.entry import pending_calls, run_calls, run_calls_async
-from judgepanel.core.client.options import ClientOptions, RateLimits
 from judgepanel.core.client.outcome import ClientError, RunAborted, RunSummary
 from judgepanel.core.client.pacing import Lane, Pacer, RateHeaders
 from judgepanel.core.client.runner import FAILURE_SHARE_SAMPLE, repetition_groups
-from judgepanel.core.client.secrets import (
-    API_KEY_ENV,
-    BASE_URL_ENV,
-    api_key_from_env,
-    endpoint_key,
-    scrub,
-    scrub_value,
-)
+from judgepanel.core.client.secrets import api_key_from_env, endpoint_key, scrub, scrub_value
 from judgepanel.core.client.transport import http_transport, open_client
-from judgepanel.core.providers import Choice, Usage, encode_body
 
 __all__ = [
-    "API_KEY_ENV",
-    "BASE_URL_ENV",
     "FAILURE_SHARE_SAMPLE",
-    "Choice",
     "ClientError",
-    "ClientOptions",
     "Lane",
     "Pacer",
     "RateHeaders",
-    "RateLimits",
     "RunAborted",
     "RunSummary",
-    "Usage",
     "api_key_from_env",
     "cached_data_url",
-    "encode_body",
     "endpoint_key",
     "http_transport",
     "open_client",

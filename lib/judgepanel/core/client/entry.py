@@ -21,13 +21,13 @@ from tqdm import tqdm
 
 from judgepanel.core.budget import Budget
 from judgepanel.core.calls import CallSpec, key_digest
-from judgepanel.core.client.options import ClientOptions
 from judgepanel.core.client.outcome import ClientError, RunSummary
 from judgepanel.core.client.runner import Runner, repetition_groups
 from judgepanel.core.client.secrets import endpoint_key
 from judgepanel.core.client.transport import open_client
 from judgepanel.core.config import Price
 from judgepanel.core.providers import Provider, provider
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 
 log = logging.getLogger("judgepanel.core.client")
@@ -206,7 +206,7 @@ def run_calls(
         specs: the plan; keys must be unique.
         store: the checkpoint store; calls already in it are skipped.
         prices: model id -> :class:`~judgepanel.core.config.Price`, for every model planned.
-        options: how to send (:class:`~judgepanel.core.client.options.ClientOptions`).
+        options: how to send (:class:`~judgepanel.core.sendconfig.ClientOptions`).
         desc: label of the progress line.
 
     Returns:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from judgepanel.core.errors import JudgepanelError
+from judgepanel.errors import JudgepanelError
 
 
 class ClientError(JudgepanelError, RuntimeError):

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from aiolimiter import AsyncLimiter
 
-from judgepanel.core.client.options import ClientOptions, RateLimits
+from judgepanel.core.sendconfig import ClientOptions, RateLimits
 
 PACE_MARGIN = 0.97
 """The share of a known limit the client aims at."""

@@ -40,7 +40,7 @@ from judgepanel.core.store import CallResult, Store
 if TYPE_CHECKING:
     import openai
 
-    from judgepanel.core.client.options import ClientOptions
+    from judgepanel.core.sendconfig import ClientOptions
 
 log = logging.getLogger("judgepanel.core.client")
 

@@ -12,9 +12,9 @@ import re
 from typing import Any
 
 from judgepanel.core.client.outcome import ClientError
-from judgepanel.core.endpoint import API_KEY_ENV, BASE_URL_ENV, SIMULATOR_TOKEN, Endpoint
+from judgepanel.core.endpoint import API_KEY_ENV, SIMULATOR_TOKEN, Endpoint
 
-__all__ = ["API_KEY_ENV", "BASE_URL_ENV", "api_key_from_env", "endpoint_key", "scrub"]
+__all__ = ["api_key_from_env", "endpoint_key", "scrub"]
 
 _TOKEN_PATTERNS = (
     re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),

@@ -9,7 +9,7 @@ from judgepanel.core.rubric.load import (
     load_rubric,
     sha256sums_text,
 )
-from judgepanel.core.rubric.model import Dimension, Holistic, Message, Rubric, Scale, messages_hash
+from judgepanel.core.rubric.model import Dimension, Holistic, Rubric, Scale, messages_hash
 
 __all__ = [
     "PINNED_FILES",
@@ -17,7 +17,6 @@ __all__ = [
     "SHAM_FILE",
     "Dimension",
     "Holistic",
-    "Message",
     "Rubric",
     "RubricError",
     "Scale",

@@ -17,11 +17,11 @@ from typing import Any
 
 import yaml
 
-from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.parsing import SCORE_MAX, SCORE_MIN
 from judgepanel.core.paths import RUBRIC_DIR, project_root
 from judgepanel.core.rubric import defaults
 from judgepanel.core.rubric.model import Dimension, Holistic, Rubric, Scale
+from judgepanel.errors import JudgepanelError
 
 RUBRIC_FILES: tuple[str, ...] = ("prompts.yaml", "rubric.yaml")
 SHAM_FILE = "sham.yaml"

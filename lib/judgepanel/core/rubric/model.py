@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from judgepanel.core.calls import Message
 from judgepanel.core.parsing import parse_levels, parse_score
 from judgepanel.core.rubric import defaults
 
-Message = dict[str, Any]
 CALL_TYPES: tuple[str, ...] = ("holistic", "dimension", "sham")
 """The calls a rubric can plan: its holistic prompt, its dimension prompts, the sham's."""
 

@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from judgepanel.core.calls import KEY_FIELDS
-from judgepanel.core.errors import JudgepanelError
+from judgepanel.errors import JudgepanelError
 
 SCHEMA_VERSION = 5
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 from judgepanel.core.config import Config, Run
 from judgepanel.core.frames import read_calls, score_table, scored_dataset
-from judgepanel.core.prompts import Rubric, load_rubric
+from judgepanel.core.rubric import Rubric, load_rubric
 from judgepanel.datasets import Dataset
 from judgepanel.datasets.attribute import HOLISTIC
 from judgepanel.datasets.kinds import rated_kinds

@@ -17,7 +17,8 @@ import pandas as pd
 from judgepanel.core.calls import CallSpec, PromptSpec, make_spec
 from judgepanel.core.client import cached_data_url
 from judgepanel.core.config import ScoringDesign
-from judgepanel.core.prompts import Rubric, bytes_data_url, load_rubric
+from judgepanel.core.prompts import bytes_data_url
+from judgepanel.core.rubric import Rubric, load_rubric
 from judgepanel.core.score_logprobs import TOP_LOGPROBS, LogprobScoring
 from judgepanel.datasets.vab import image_mime
 

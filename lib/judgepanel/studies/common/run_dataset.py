@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from judgepanel.core.config import ConfigError, DatasetRef, Run
+from judgepanel.core.config import DatasetRef, Run
+from judgepanel.core.errors import ConfigError
 
 
 def dataset_of_kind(

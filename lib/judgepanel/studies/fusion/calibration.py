@@ -38,8 +38,8 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.stats import norm
 
-from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.errors import JudgepanelError
 from judgepanel.stats import (
     bootstrap_arms,
     bootstrap_p,

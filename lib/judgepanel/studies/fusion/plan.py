@@ -18,7 +18,7 @@ from judgepanel.core.calls import CallSpec
 from judgepanel.core.config import DatasetRef, ScoringDesign
 from judgepanel.core.frames import scored_dataset
 from judgepanel.core.paths import project_root
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.rubric import load_rubric
 from judgepanel.core.score_logprobs import LogprobScoring
 from judgepanel.core.scoring import register_planner
 from judgepanel.core.settings import ScoreSettings

@@ -19,7 +19,7 @@ import pandas as pd
 
 from judgepanel.core.config import Config, DatasetRef, Run, ScoringDesign
 from judgepanel.core.frames import SCORE_COLUMNS, read_calls, score_table, scored_dataset
-from judgepanel.core.prompts import Rubric, load_rubric
+from judgepanel.core.rubric import Rubric, load_rubric
 from judgepanel.datasets import Dataset
 from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.studies.common.run_dataset import dataset_of_kind

@@ -30,8 +30,8 @@ import yaml
 
 from judgepanel.claims import wording
 from judgepanel.claims.rows import Claim, slug
-from judgepanel.core.errors import JudgepanelError
 from judgepanel.core.prompts import DIMENSIONS
+from judgepanel.errors import JudgepanelError
 from judgepanel.stats import paired_bootstrap, spearman
 from judgepanel.studies.common.combiners import gb_combiner, oof_predict
 

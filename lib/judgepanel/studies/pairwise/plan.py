@@ -18,7 +18,7 @@ from typing import Any
 from judgepanel.core.calls import CallSpec, PromptSpec, make_spec
 from judgepanel.core.client import cached_data_url
 from judgepanel.core.config import DatasetRef
-from judgepanel.core.prompts import Rubric, load_rubric
+from judgepanel.core.rubric import Rubric, load_rubric
 from judgepanel.core.scoring import register_planner
 from judgepanel.core.settings import ScoreSettings
 from judgepanel.datasets.pairs import KIND, PairLabels, load_pairs

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from judgepanel.core.prompts import Rubric
+from judgepanel.core.rubric import Rubric
 from judgepanel.core.rubric.model import messages_hash
 from judgepanel.studies.common.choice_parse import parse_best
 

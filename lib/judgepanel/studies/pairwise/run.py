@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from judgepanel.core.config import ConfigError, Run
+from judgepanel.core.config import Run
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.frames import read_calls, score_table
 from judgepanel.datasets.pairs import KIND, PairLabels, load_pairs
 from judgepanel.studies.common.run_dataset import dataset_of_kind

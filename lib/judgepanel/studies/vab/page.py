@@ -16,7 +16,7 @@ import pandas as pd
 from judgepanel.claims.rows import Claim
 from judgepanel.core.config import Config, Run, ScoringDesign
 from judgepanel.core.frames import score_table
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.rubric import load_rubric
 from judgepanel.studies.common.leader import BestOf
 from judgepanel.studies.vab.accuracy import accuracy_table
 from judgepanel.studies.vab.imports import load_predictions

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from judgepanel.core.calls import CallSpec
 from judgepanel.core.config import DatasetRef
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.rubric import load_rubric
 from judgepanel.core.scoring import register_planner
 from judgepanel.core.settings import ScoreSettings
 from judgepanel.datasets import load_vab

@@ -38,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.core.calls import CallSpec, PromptSpec, make_spec
-from judgepanel.core.prompts import bytes_data_url, messages_hash
+from judgepanel.core.prompts import bytes_data_url
+from judgepanel.core.rubric import messages_hash
 from judgepanel.datasets.vab import image_mime
 from judgepanel.studies.common.choice_parse import LETTERS, QUESTIONS, parse_answer
 

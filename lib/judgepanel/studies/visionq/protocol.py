@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.core.calls import CallSpec, Message, PromptSpec, make_spec
-from judgepanel.core.prompts import bytes_data_url, messages_hash
+from judgepanel.core.prompts import bytes_data_url
+from judgepanel.core.rubric import messages_hash
 from judgepanel.studies.visionq.cache import CompositeCache, file_identity
 from judgepanel.studies.visionq.composite import composite_png
 from judgepanel.studies.visionq.parse import LETTERS, choice_letters, parse_letter

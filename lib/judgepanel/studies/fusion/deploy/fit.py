@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from judgepanel.core.prompts import Rubric, load_rubric
+from judgepanel.core.rubric import Rubric, load_rubric
 from judgepanel.stats import bootstrap_arms, percentile_ci, resample_indices
 from judgepanel.stats.correlation import kendall_b, spearman
 from judgepanel.studies.common.combiners import FOLD_SEED, N_FOLDS, gb_combiner, oof_predict

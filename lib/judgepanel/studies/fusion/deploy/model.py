@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from judgepanel.core.errors import JudgepanelError
+from judgepanel.errors import JudgepanelError
 
 FORMAT = "judgepanel-deployed-scorer"
 VERSION = 1

@@ -23,16 +23,18 @@ import pandas as pd
 
 from judgepanel.core.batch import run_batches
 from judgepanel.core.calls import CallSpec
-from judgepanel.core.client import ClientOptions, RunSummary, run_calls
-from judgepanel.core.config import ConfigError, DatasetRef, Price, ScoringDesign
-from judgepanel.core.errors import JudgepanelError
+from judgepanel.core.client import RunSummary, run_calls
+from judgepanel.core.config import DatasetRef, Price, ScoringDesign
+from judgepanel.core.errors import ConfigError
 from judgepanel.core.frames import read_calls, score_table
-from judgepanel.core.prompts import Rubric, load_rubric
+from judgepanel.core.rubric import Rubric, load_rubric
 from judgepanel.core.scoring import estimate_plan
+from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 from judgepanel.datasets import load_dataset
 from judgepanel.datasets.folder import FOLDER_KIND, load_folder
 from judgepanel.datasets.kinds import rated_kinds
+from judgepanel.errors import JudgepanelError
 from judgepanel.studies.common.rubric_plan import plan_images
 from judgepanel.studies.fusion.deploy.arms import ArmSpec, arm_features
 from judgepanel.studies.fusion.deploy.fit import predict_model, prompt_hashes

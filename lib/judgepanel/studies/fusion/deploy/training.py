@@ -7,12 +7,12 @@ sees exactly the images and answers the study analysed.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgepanel.core.config import ConfigError, load_config
-from judgepanel.core.prompts import load_rubric
+from judgepanel.core.config import load_config
+from judgepanel.core.errors import ConfigError
+from judgepanel.core.rubric import load_rubric
 from judgepanel.datasets.kinds import rated_kinds
 from judgepanel.studies.fusion.deploy.arms import arm_spec
 from judgepanel.studies.fusion.deploy.fit import dataset_sha256, fit_arm
@@ -77,9 +77,7 @@ def fit_run(
             "n_dropped": data.n_dropped,
             "store": str(profile.store),
         },
-        "prices": {
-            m: dataclasses.asdict(config.price(m)) for m in {profile.families[f] for f in names}
-        },
+        "prices": {m: config.price(m).model_dump() for m in {profile.families[f] for f in names}},
     }
     return fit_arm(
         spec,
