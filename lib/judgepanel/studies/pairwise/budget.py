@@ -25,7 +25,7 @@ from judgepanel.stats.bootstrap import bootstrap_arms, percentile_ci
 from judgepanel.stats.correlation import spearman
 from judgepanel.studies.pairwise.analysis import LEVEL, score_means
 from judgepanel.studies.pairwise.choices import bradley_terry_scores
-from judgepanel.studies.pairwise.prompt import PAIR_KINDS
+from judgepanel.studies.pairwise.prompt import PAIR_CALL_TYPES
 from judgepanel.studies.pairwise.sampling import HOLISTIC
 
 PER = 1000
@@ -72,7 +72,7 @@ def calls_at(choices: pd.DataFrame, drawn: Sequence[str], k: int, c: int) -> pd.
 
 def _pair_costs(calls: pd.DataFrame) -> pd.Series:
     """Billed USD of each answered holistic pairwise call, by (judge, pair_id, order)."""
-    ok = calls[(calls["kind"] == PAIR_KINDS[HOLISTIC]) & (calls["status"] == "ok")]
+    ok = calls[(calls["kind"] == PAIR_CALL_TYPES[HOLISTIC]) & (calls["status"] == "ok")]
     index = pd.MultiIndex.from_arrays(
         [ok["family"], ok["item"], ok["repetition"].astype(int)],
         names=["judge", "pair_id", "order"],
