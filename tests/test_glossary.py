@@ -51,3 +51,13 @@ def test_the_index_links_headline_terms_to_the_glossary(tmp_path: Path) -> None:
     assert '(<a class="term" href="#term-h-p-gb">H+P_gb</a>)' in index
     assert '<dt id="term-h-p-gb">H+P_gb</dt>' in index
     assert '<dt id="term-rho">ρ (rho)</dt>' in index
+
+
+def test_the_pairwise_terms_link_and_bradley_terry_stands_in_brackets() -> None:
+    said = "eva: a judge's comparisons (Bradley-Terry) on decided pairs, at equal calls per image"
+    assert unbracketed_jargon(said) == []
+    assert unbracketed_jargon("Bradley-Terry from comparisons") == ["Bradley-Terry"]
+    html = link_terms(said + " with position consistency; adaptive pairs")
+    for anchor in ("bradley-terry", "decided-pairs", "equal-calls-per-image",
+                   "position-consistency", "adaptive-pairs"):  # fmt: skip
+        assert f'href="#term-{anchor}"' in html

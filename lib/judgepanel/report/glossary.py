@@ -89,6 +89,19 @@ GLOSSARY: tuple[Term, ...] = (
          "departures from it are a slot pull."),
     Term("rotation vote", "VisionQ: the question is asked again with its answer options "
          "rotated, and the most frequent answer counts."),
+    Term("Bradley-Terry", "scores per image fitted to a judge's choices between two images: "
+         "the chance that one image is chosen over another rises with the difference of their "
+         "scores (ridge-penalised, a tie half a win each).", jargon=True),
+    Term("decided pair", "a pair whose two human means differ by more than 1.96 standard "
+         "errors of the difference, each mean's from its raters' spread.",
+         text="decided pairs"),
+    Term("position consistency", "the share of pairs asked in both orders whose two answers "
+         "chose the same image."),
+    Term("adaptive pairs", "pairs chosen in rounds where the current Bradley-Terry scores are "
+         "least certain (win probability nearest one half), against random pairs of the same "
+         "number."),
+    Term("equal calls per image", "the two arms compared at the same number of calls per "
+         "image: a comparison is one call that shows two images, half a call to each."),
     Term("pre-registered", "written in a file committed before any score it judges existed."),
     Term("type-I error", "the share of replicates in which a test rejects a difference that "
          "is not there, at a stated 5%; each page names the true value it tests against."),

@@ -10,6 +10,8 @@
 - :mod:`~judgepanel.studies.pairwise.analysis` and
   :mod:`~judgepanel.studies.pairwise.verdicts`: accuracy on decided pairs, comparisons
   against scores at equal calls, adaptive pairs, the panel; their ledger rows.
+- :mod:`~judgepanel.studies.pairwise.budget`: the budget curve, comparisons and scores at
+  1 .. c calls per image with the cost billed (descriptive).
 
 The Bradley-Terry fit is :mod:`judgepanel.stats.bradley_terry`; human pairwise labels are
 the ``pairs`` dataset kind (:mod:`judgepanel.datasets.pairs`).
