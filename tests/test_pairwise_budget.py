@@ -58,7 +58,7 @@ def table(run):
 
 def test_at_c_calls_the_curve_is_the_equal_calls_and_panel_tables(run, table):
     _, choices, calls, scored, human = run
-    costs = pw.billed(calls, scored, C)
+    costs = pw.billed(calls, scored, C, list(human.index))
     equal = pw.equal_calls_table(choices, scored, human, C, costs, n_resamples=200, seed=0)
     at_c = table[table["calls_per_image"] == C].set_index("judge")
     for r in equal.itertuples():
@@ -69,6 +69,18 @@ def test_at_c_calls_the_curve_is_the_equal_calls_and_panel_tables(run, table):
     panel = pw.panel_table(choices, scored, human, C, n_resamples=200, seed=0).iloc[0]
     assert at_c.loc[PANEL, "rho_pairs"] == pytest.approx(panel["rho_pairs"], abs=1e-12)
     assert at_c.loc[PANEL, "rho_scores"] == pytest.approx(panel["rho_scores"], abs=1e-12)
+
+
+def test_scores_are_billed_over_the_compared_images_only(run):
+    """A scored dataset holding more images than the pairs compare (the demo's 500 against
+    200) bills the score arm for the compared ones only, as the budget curve does."""
+    _, _, calls, scored, human = run
+    ids = list(human.index)
+    extra = scored[scored["item"] == ids[0]].assign(item="not-compared")
+    both = pw.billed(calls, pd.concat([scored, extra], ignore_index=True), C, ids)
+    assert both.equals(pw.billed(calls, scored, C, ids))
+    fewer = pw.billed(calls, scored, C, ids[1:])
+    assert (fewer["usd_scores"] < both["usd_scores"]).all()
 
 
 def test_the_curve_has_every_k_with_intervals_and_growing_cost(run, table):

@@ -226,7 +226,7 @@ def test_the_analyses_compare_comparisons_with_scores_at_equal_calls(
     assert c == 4
     scores = score_table(scored, "eva")
     table = equal_calls_table(
-        choices, scores, human, c, billed(calls, scored, c), n_resamples=200, seed=0
+        choices, scores, human, c, billed(calls, scored, c, ids), n_resamples=200, seed=0
     )
     assert table["judge"].tolist() == sorted(JUDGES) and (table["usd_pairs"] > 0).all()
     assert np.allclose(table["delta"], table["rho_pairs"] - table["rho_scores"])

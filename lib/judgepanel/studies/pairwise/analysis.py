@@ -162,14 +162,19 @@ def equal_calls_table(
     return out.merge(costs, on="judge", how="left")
 
 
-def billed(calls: pd.DataFrame, scored: pd.DataFrame, calls_per_image: int) -> pd.DataFrame:
+def billed(
+    calls: pd.DataFrame, scored: pd.DataFrame, calls_per_image: int, ids: Sequence[str]
+) -> pd.DataFrame:
     """Per judge: the cost billed for its holistic pairwise calls (``calls``) and for its
-    first ``calls_per_image`` holistic score calls (``scored``, store frames), in USD."""
+    first ``calls_per_image`` holistic score calls of the compared images ``ids``
+    (``scored``, store frames), in USD: both arms over the same images, though the scored
+    dataset may hold more."""
     pairs = calls[(calls["kind"] == "pair_holistic") & (calls["status"] == "ok")]
     held = scored[
         (scored["kind"] == "holistic")
         & (scored["status"] == "ok")
         & (scored["repetition"] < calls_per_image)
+        & scored["item"].astype(str).isin(set(ids))
     ]
     return (
         pd.DataFrame(
