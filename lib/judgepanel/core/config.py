@@ -79,8 +79,7 @@ def _entry_model(name: str, version: int) -> type[Frozen]:
 
 
 def dataset_model(kind: kinds.DatasetKind) -> type[Frozen]:
-    """The model of a dataset entry of ``kind``: ``kind``, ``root`` and the keys its
-    registration declares (`judgepanel.datasets.kinds.Key`), as the registry is now."""
+    """The model of a dataset entry of ``kind`` (its declared keys), as the registry is now."""
     return _entry_model(kind.name, kinds.registry_version())
 
 
@@ -91,6 +90,7 @@ def _under(path: Path, context: dict[str, Any] | None) -> Path:
 
 
 FilePath = Annotated[Path, AfterValidator(lambda p, info: _under(p, info.context))]
+KindName = Annotated[str, AfterValidator(_known_kind)]
 
 
 class _Part(Frozen):
@@ -116,8 +116,7 @@ class _Part(Frozen):
     @classmethod
     def file_keys(cls) -> list[str]:
         """The keys this part of the file takes, as an error lists them."""
-        fields = cls.model_fields.items()
-        return [f.alias or name for name, f in fields if name not in cls.set_by_code]
+        return [f.alias or n for n, f in cls.model_fields.items() if n not in cls.set_by_code]
 
 
 def _named(parts: dict[str, Any]) -> dict[str, Any]:
@@ -152,9 +151,8 @@ class DatasetRef(_Part):
         kind = kinds.get_kind(data["kind"])
         entry = dataset_model(kind).model_validate(data)
         values = {k: getattr(entry, k) for k in kind.keys}
-        values = {
-            k: _under(Path(v), context) if kind.keys[k].path and v else v for k, v in values.items()
-        }
+        for key in [k for k, v in values.items() if kind.keys[k].path and v]:
+            values[key] = _under(Path(values[key]), context)
         named = {key: values.pop(key) for key in ("questions", "eligible") if key in values}
         return {"kind": kind.name, "root": entry.root, **named, "options": tuple(values.items())}
 
@@ -274,8 +272,7 @@ class Profile(_ProfileSendKeys):  # type: ignore[misc, valid-type]
     @model_validator(mode="after")
     def _limits_name_families(self) -> Profile:
         models = set(self.families.values())
-        stray = [k for k in self.limits if k not in self.families and k not in models]
-        if stray:
+        if stray := [k for k in self.limits if k not in self.families and k not in models]:
             raise ValueError(f"`limits` names neither a family nor a model id: {stray}")
         return self
 
@@ -333,12 +330,11 @@ class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
                 raise _problems("run", [(("profile",), unknown)])
             return out
         known = ", ".join(profile.datasets)
-        wrong = [
+        if wrong := [
             (("dataset",) if one else ("datasets", i), f"profile {name!r} has no dataset {d!r}")
             for i, d in enumerate(names if isinstance(names, list) else ())
             if isinstance(d, str) and d not in profile.datasets
-        ]
-        if wrong:
+        ]:
             raise _problems("run", [(loc, f"{what}; it has: {known}") for loc, what in wrong])
         return out | {"profile": profile}
 
@@ -369,9 +365,7 @@ class Config(_Part):
     set_by_code = frozenset({"path", "raw"})
     path: Path = Path()
     profiles: dict[str, Profile]
-    scoring: dict[Annotated[str, AfterValidator(_known_kind)], ScoringDesign] = Field(
-        default_factory=dict, validate_default=True
-    )
+    scoring: dict[KindName, ScoringDesign] = Field(default_factory=dict, validate_default=True)
     prices: dict[str, Price] = Field(default_factory=dict)
     parameters: dict[str, Any] = Field(default_factory=dict)
     runs: dict[str, Run]
@@ -444,8 +438,7 @@ def _line(node: yaml.Node | None, loc: Loc) -> int | None:
 
 
 def _problem(err: Any, raw: Any) -> tuple[Loc, str]:
-    """Where in the file an error lies (its key path) and what is wrong; an unknown key lists
-    the keys of the model it is found in."""
+    """Where in the file an error lies (its key path) and what is wrong."""
     loc = tuple(p for p in err["loc"] if p != "[key]")  # a mapping's key was wrong
     if err["type"] == "missing":
         return loc[:-1], f"missing key {loc[-1]!r}"

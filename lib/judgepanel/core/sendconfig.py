@@ -6,10 +6,9 @@ values (defaults, profile, run, command line) and keeps each one's source (``--e
 
 from __future__ import annotations
 
-import dataclasses
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cache
 from typing import Any
 
@@ -19,10 +18,8 @@ from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.errors import ConfigError
 from judgepanel.core.retry import MAX_FAILURE_SHARE, RetryPolicy
 
-DEFAULT = "default"
-"""The source of a value nobody set."""
-COMMAND_LINE = "command line"
-"""The source of a value a flag set."""
+DEFAULT = "default"  # the source of a value nobody set
+COMMAND_LINE = "command line"  # the source of a value a flag set
 SCORE = ("score",)
 
 
@@ -92,12 +89,7 @@ def option(default: Any, help: str, *, factory: Any = None, **declared: Any) -> 
 
 @dataclass(frozen=True)
 class ClientOptions:
-    """How one command sends its calls: the send options (declared with :func:`option`) and,
-    set by code, ``limit_share`` (this process's part of every limit, when processes share
-    a key: the report's lanes each pace at ``1 / lanes``), ``adaptive`` (adopt the limits the
-    endpoint's headers announce and halve a model's concurrency on a 429, covering limits
-    nobody configured), ``policy`` (default ``RetryPolicy(max_attempts)``) and ``sources``
-    (option name -> where its value came from)."""
+    """How one command sends its calls: the send options, and the fields the code sets."""
 
     endpoint: Endpoint = option(  # noqa: RUF009 (a field with its declaration)
         None, "endpoint base URL (the key still comes from the environment)",
@@ -150,9 +142,9 @@ class ClientOptions:
         MAX_FAILURE_SHARE, "stop once more than this share of the calls sent failed", ge=0, le=1
     )
     progress: bool = option(True, "no progress line", flag="--no-progress")
-    limit_share: float = 1.0
-    adaptive: bool = True
-    policy: RetryPolicy | None = None
+    limit_share: float = 1.0  # this process's part of a shared key's limits (1 / lanes)
+    adaptive: bool = True  # adopt the limits the headers announce, halve concurrency on a 429
+    policy: RetryPolicy | None = None  # default: ``RetryPolicy(max_attempts)``
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -165,10 +157,8 @@ class ClientOptions:
 
     def limits_for(self, model: str) -> RateLimits:
         """The limits this process paces ``model`` to (its share of the provider's)."""
-        limits = self.limits.get(model, RateLimits(self.rpm, self.tpm))
-        return RateLimits(
-            *(v if v is None else v * self.limit_share for v in (limits.rpm, limits.tpm))
-        )
+        got = self.limits.get(model, RateLimits(self.rpm, self.tpm))
+        return RateLimits(*(v if v is None else v * self.limit_share for v in (got.rpm, got.tpm)))
 
     def retry_policy(self) -> RetryPolicy:
         """The back-off settings, ``policy`` or the default with ``max_attempts``."""
@@ -187,13 +177,10 @@ class ClientOptions:
         for name in declared_options():
             value = getattr(self, name)
             if isinstance(value, Endpoint):
-                shown = value.shown()
+                value = value.shown()
             elif isinstance(value, Mapping):
-                shown = ", ".join(f"{k}: rpm {v.rpm}, tpm {v.tpm}" for k, v in value.items())
-                shown = shown or "none"
-            else:
-                shown = "none" if value is None else str(value)
-            rows.append((name, shown, self.source(name)))
+                value = ", ".join(f"{k}: rpm {v.rpm}, tpm {v.tpm}" for k, v in value.items())
+            rows.append((name, "none" if value in (None, "") else str(value), self.source(name)))
         return rows
 
 
@@ -201,18 +188,17 @@ class ClientOptions:
 def declared_options() -> dict[str, tuple[Declared, Any]]:
     """Every send option of :class:`ClientOptions`: name -> (declaration, type)."""
     hints, out = typing.get_type_hints(ClientOptions), {}
-    for f in (f for f in dataclasses.fields(ClientOptions) if f.metadata):
+    for f in (f for f in fields(ClientOptions) if f.metadata):
         declared = f.metadata["declared"]
-        if declared.flag == "":
-            declared = dataclasses.replace(declared, flag="--" + f.name.replace("_", "-"))
-        out[f.name] = (declared, hints[f.name])
+        flag = "--" + f.name.replace("_", "-") if declared.flag == "" else declared.flag
+        out[f.name] = (replace(declared, flag=flag), hints[f.name])
     return out
 
 
 def default_of(name: str) -> Any:
     """The declared default of option ``name`` (a factory's value is made anew)."""
     f = ClientOptions.__dataclass_fields__[name]
-    return f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+    return f.default if f.default_factory is MISSING else f.default_factory()
 
 
 def without_none(annotation: Any) -> Any:
@@ -224,13 +210,12 @@ def without_none(annotation: Any) -> Any:
 
 def file_options(spec: BaseModel, level: str) -> dict[str, Any]:
     """The send options a ``profile`` or ``run`` of the runs file sets, as the fields take them."""
-    out: dict[str, Any] = {}
-    for name in spec.model_fields_set & declared_options().keys():
-        declared, value = declared_options()[name][0], getattr(spec, name)
-        if getattr(declared, level):
-            none = declared.file_none is not None and value == declared.file_none
-            out[name] = None if none else value
-    return out
+    options = declared_options()
+    return {
+        name: None if (value := getattr(spec, name)) == options[name][0].file_none else value
+        for name in spec.model_fields_set & options.keys()
+        if getattr(options[name][0], level)
+    }
 
 
 def send_keys(level: str) -> dict[str, Any]:
@@ -250,14 +235,9 @@ def send_keys(level: str) -> dict[str, Any]:
 def resolve_options(*layers: tuple[str, Mapping[str, Any]]) -> ClientOptions:
     """The send configuration of the declared defaults and ``layers``, each (its source, option
     name -> value, ``None``: unset); a later layer wins. ``limit_share`` and such may be given."""
-    known = ClientOptions.__dataclass_fields__
-    values: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-    for where, given in layers:
-        for name, value in given.items():
-            if name not in known or name == "sources":
-                raise ValueError(f"{name!r} is not a field of ClientOptions")
-            if value is not None:
-                values[name] = value
-                sources[name] = where
+    for name in (name for _, given in layers for name in given):
+        if name not in ClientOptions.__dataclass_fields__ or name == "sources":
+            raise ValueError(f"{name!r} is not a field of ClientOptions")
+    values = {n: v for _, given in layers for n, v in given.items() if v is not None}
+    sources = {n: where for where, given in layers for n, v in given.items() if v is not None}
     return ClientOptions(**values, sources=sources)

@@ -3,9 +3,8 @@ notebook) and as resolved (:class:`ScoreSettings`, all the planners and the clie
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +40,7 @@ class ScoreRequest:
 
 @dataclass(frozen=True)
 class ScoreSettings:
-    """Everything a scoring job resolved to: what the planners read, and ``send``, how
-    the client sends the calls."""
+    """What a scoring job resolved to: what the planners read, and ``send``, how calls go."""
 
     targets: tuple[DatasetRef, ...]
     families: dict[str, str]
@@ -67,20 +65,18 @@ class ScoreSettings:
         return self.temperature if self.temperature is not None else DEFAULT_TEMPERATURE
 
 
-def _override_design(
-    design: ScoringDesign | None, request: ScoreRequest, kind: str
-) -> ScoringDesign:
+def _override_design(base: ScoringDesign | None, request: ScoreRequest, kind: str) -> ScoringDesign:
     k, r, t = request.holistic_k, request.dimension_r, request.temperature
     given = {"holistic_k": k, "dimension_r": r, "temperature": t}
-    if design is None:
+    if base is None:
         if None in given.values():
             raise ConfigError(
                 f"no scoring design for dataset kind {kind!r}: give --holistic-k, "
                 "--dimension-r and --temperature"
             )
-        design = ScoringDesign(**given)
+        base = ScoringDesign(**given)
     changes = {name: value for name, value in given.items() if value is not None}
-    return design.model_copy(update=changes) if changes else design
+    return base.model_copy(update=changes) if changes else base
 
 
 def _targets(request: ScoreRequest, run: Any) -> tuple[DatasetRef, ...]:
@@ -108,8 +104,7 @@ def _families(request: ScoreRequest, profile: Any) -> dict[str, str]:
     if names:
         if profile is None:
             raise ConfigError("--families without --run needs --models (the model ids)")
-        unknown = [n for n in names if n not in profile.families]
-        if unknown:
+        if unknown := [n for n in names if n not in profile.families]:
             raise ConfigError(
                 f"profile {profile.name!r} has no family {', '.join(unknown)}; "
                 f"it has: {', '.join(profile.families)}"
@@ -149,7 +144,7 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
     }
     parameters = dict(run.parameters) if run else dict(config.parameters if config else {})
     send = resolve_options(*(run.layers() if run else ()), (request.source, request.options))
-    send = dataclasses.replace(send, limits=_limits(send, families))
+    send = replace(send, limits=_limits(send, families))
     return ScoreSettings(
         targets=targets,
         families=families,
@@ -167,8 +162,7 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
 
 
 def _limits(send: ClientOptions, families: dict[str, str]) -> dict[str, RateLimits]:
-    """Each planned model's rate limits: the profile's (by family or model id), ``--rpm`` and
-    ``--tpm`` replacing what they name."""
+    """Each model's rate limits: the profile's (by family or model id), or ``--rpm``/``--tpm``."""
     out: dict[str, RateLimits] = {}
     for family, model in families.items():
         own = send.limits.get(family) or send.limits.get(model) or RateLimits()
