@@ -1,12 +1,6 @@
-"""``papermill_runs.yaml``: profiles, runs, the scoring design and the price table.
-
-The file is the single place where a run differs from another; a notebook receives the
-run's name and resolves the rest from it. Each model here is both the schema of its part of
-the file and what the code reads, so a new key is one field. An unknown key (refused at
-every level), a wrong type or a run naming what does not exist is an error naming the file,
-the line and the key. The keys of the send options are generated from their declarations
-(`judgepanel.core.sendconfig`), a dataset entry's from its kind (`judgepanel.datasets.kinds`).
-"""
+"""``papermill_runs.yaml``: profiles, runs, scoring designs and prices. Each model is both the
+schema of its part of the file and what the code reads, so a new key is one field; a bad key
+or value is an error naming the file, the line and the key."""
 
 from __future__ import annotations
 
@@ -45,8 +39,7 @@ T = TypeVar("T")
 Loc = tuple[Any, ...]
 
 MISSING_IMAGES = "missing_images"
-"""The dataset key (and, as ``--missing-images``, the flag) that says what a run does with
-rated images absent from disk (`judgepanel.datasets.presence`)."""
+"""The dataset key (and flag) saying what a run does with rated images absent from disk."""
 
 
 def takes_missing_images(kind: str) -> bool:
@@ -55,8 +48,7 @@ def takes_missing_images(kind: str) -> bool:
 
 
 def _problems(title: str, problems: list[tuple[Loc, str]]) -> ValidationError:
-    """The error a validator raises for ``problems``, each (its key path, what is wrong);
-    pydantic puts the model's own place in the file before each path."""
+    """The error of ``problems`` (key path, what is wrong), each placed under the model's."""
     errors = [
         InitErrorDetails(type=PydanticCustomError("runs_file", "{p}", {"p": p}), loc=loc, input=0)
         for loc, p in problems
@@ -65,7 +57,6 @@ def _problems(title: str, problems: list[tuple[Loc, str]]) -> ValidationError:
 
 
 def _unknown_kind(kind: Any) -> str | None:
-    """What is wrong with a dataset kind (``None``: it is registered)."""
     if isinstance(kind, str) and kind in kinds.kind_names():
         return None
     return f"unknown dataset kind {kind!r}; known kinds: {', '.join(kinds.kind_names())}"
@@ -77,44 +68,34 @@ def _known_kind(kind: str) -> str:
     return kind
 
 
-class _Entry(Frozen):
-    """A dataset entry as written: its kind, its folder and the keys its kind declares."""
-
-    kind: str
-    root: str
-
-
 @cache
-def _entry_model(name: str, version: int) -> type[_Entry]:
+def _entry_model(name: str, version: int) -> type[Frozen]:
     kind = kinds.get_kind(name)
-    fields: dict[str, Any] = {"kind": (Literal[kind.name], ...)}
+    fields: dict[str, Any] = {"kind": (Literal[kind.name], ...), "root": (str, ...)}
     for key, declared in kind.keys.items():
         fields[key] = (declared.type, Field(declared.default, description=declared.doc or None))
     title = f"{kind.name.capitalize()}Dataset"
-    return create_model(title, __base__=_Entry, __doc__=kind.summary, **fields)
+    return create_model(title, __base__=Frozen, __doc__=kind.summary, **fields)
 
 
-def dataset_model(kind: kinds.DatasetKind) -> type[_Entry]:
-    """The model of a dataset entry of ``kind``: ``kind``, ``root`` and the keys its
-    registration declares (`judgepanel.datasets.kinds.Key`), as the registry is now."""
+def dataset_model(kind: kinds.DatasetKind) -> type[Frozen]:
+    """The model of a dataset entry of ``kind`` (its declared keys), as the registry is now."""
     return _entry_model(kind.name, kinds.registry_version())
 
 
 def _under(path: Path, context: dict[str, Any] | None) -> Path:
-    """``path`` as the runs file means it: relative to the file's folder (the context's
-    ``base``); outside a file, as given."""
+    """``path`` relative to the runs file's folder (the context's ``base``), if any."""
     base = (context or {}).get("base")
     return path if base is None or path.is_absolute() else base / path
 
 
 FilePath = Annotated[Path, AfterValidator(lambda p, info: _under(p, info.context))]
-"""A path of the runs file, resolved against its folder."""
+KindName = Annotated[str, AfterValidator(_known_kind)]
 
 
 class _Part(Frozen):
-    """A part of the runs file. Validated with a context (the file's folder...), its input
-    is the file's entry, read by `_read`; the fields of ``set_by_code`` (a name is its key)
-    are no keys of the file, and are refused there."""
+    """A part of the runs file: validated with a context, its input is the file's entry, read
+    by `_read`; the fields of ``set_by_code`` are refused there."""
 
     set_by_code: ClassVar[frozenset[str]] = frozenset()
 
@@ -130,18 +111,15 @@ class _Part(Frozen):
 
     @classmethod
     def _read(cls, data: dict[str, Any], context: dict[str, Any]) -> Any:
-        """The file's entry as the fields take it."""
         return data
 
     @classmethod
     def file_keys(cls) -> list[str]:
         """The keys this part of the file takes, as an error lists them."""
-        fields = cls.model_fields.items()
-        return [f.alias or name for name, f in fields if name not in cls.set_by_code]
+        return [f.alias or n for n, f in cls.model_fields.items() if n not in cls.set_by_code]
 
 
 def _named(parts: dict[str, Any]) -> dict[str, Any]:
-    """The entries of a mapping of the file, each named by its key."""
     return {key: part.model_copy(update={"name": key}) for key, part in parts.items()}
 
 
@@ -153,9 +131,8 @@ def _find(table: dict[str, T], key: str, problem: str) -> T:
 
 
 class DatasetRef(_Part):
-    """A dataset a profile knows: its key in the store (``name``), its format (a registered
-    ``kind``) and its folder (``root``). VisionQ's ``questions`` and ``eligible`` files may lie
-    outside ``root``; ``options`` are the other keys its kind declares (paths resolved)."""
+    """A dataset a profile knows: its key in the store (``name``), ``kind``, folder and the other
+    keys its kind declares (``options``; VisionQ's files may lie outside ``root``)."""
 
     name: str = ""
     kind: str
@@ -166,24 +143,22 @@ class DatasetRef(_Part):
 
     @classmethod
     def _read(cls, data: dict[str, Any], context: dict[str, Any]) -> Any:
-        """The entry checked against its kind's keys (`dataset_model`), so that a key another
-        kind takes (``questions:`` under ``ava``) is refused like a typo; those keys fill
-        the fields of their name (VisionQ's), else ``options``."""
+        """The entry checked against its kind's keys, so that another kind's key (``questions:``
+        under ``ava``) is refused like a typo."""
         if "kind" not in data or (problem := _unknown_kind(data["kind"])):
             known = f"missing key 'kind'; known kinds: {', '.join(kinds.kind_names())}"
             raise _problems("dataset", [(("kind",), problem) if "kind" in data else ((), known)])
         kind = kinds.get_kind(data["kind"])
         entry = dataset_model(kind).model_validate(data)
-        values = {}
-        for key, declared in kind.keys.items():
-            value = getattr(entry, key)
-            values[key] = _under(Path(value), context) if declared.path and value else value
+        values = {k: getattr(entry, k) for k in kind.keys}
+        for key in [k for k, v in values.items() if kind.keys[k].path and v]:
+            values[key] = _under(Path(values[key]), context)
         named = {key: values.pop(key) for key in ("questions", "eligible") if key in values}
         return {"kind": kind.name, "root": entry.root, **named, "options": tuple(values.items())}
 
     @property
     def loader_keys(self) -> dict[str, Any]:
-        """The keys its loader takes by name (``options``): what a run reads it with."""
+        """The keys its loader takes by name."""
         return dict(self.options)
 
     @property
@@ -192,8 +167,7 @@ class DatasetRef(_Part):
         return self.loader_keys.get(MISSING_IMAGES)
 
     def with_missing_images(self, policy: str | None) -> DatasetRef:
-        """This reference read under ``policy`` (``--missing-images``, which wins over the
-        runs file); unchanged for None or a kind that declares no such key."""
+        """This reference under ``policy`` (``--missing-images`` wins over the runs file)."""
         if policy is None or not takes_missing_images(self.kind):
             return self
         check_policy(policy)
@@ -202,12 +176,8 @@ class DatasetRef(_Part):
 
 
 class Price(_Part):
-    """USD per one million input, cached input and output tokens.
-
-    ``cached_input`` is the price of prompt tokens served from the provider's cache (``None``:
-    the full input price). A batch API's prices are ``batch_input`` and ``batch_output``, or
-    ``batch_discount`` the share taken off every price; neither: the online price.
-    """
+    """USD per one million input, cached input (``None``: the input price) and output tokens;
+    a batch API's are ``batch_input`` and ``batch_output``, or less ``batch_discount``."""
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
@@ -240,11 +210,7 @@ class Price(_Part):
         self, prompt_tokens: float, completion_tokens: float, cached_tokens: float = 0
     ) -> float:
         """USD for one answer; ``prompt_tokens`` includes the ``cached_tokens`` (as OpenAI's
-        usage counts them), which are billed at ``cached_input``.
-
-        Raises:
-            ValueError: ``cached_tokens`` is negative or more than ``prompt_tokens``.
-        """
+        usage counts them), billed at ``cached_input``."""
         if not 0 <= cached_tokens <= prompt_tokens:
             raise ValueError(
                 f"cached_tokens must lie between 0 and prompt_tokens ({prompt_tokens}), "
@@ -259,8 +225,7 @@ class Price(_Part):
 
 
 class ScoringDesign(_Part):
-    """Repetitions and temperature of the rubric-fusion scoring, for one dataset kind;
-    ``sham_r``: repetitions per dimension of the sham rubric (pre-declared families)."""
+    """The rubric-fusion scoring of one dataset kind (``sham_r``: of the sham rubric)."""
 
     holistic_k: int = Field(ge=0)
     dimension_r: int = Field(ge=0)
@@ -280,12 +245,8 @@ _RunSendKeys = create_model("_RunSendKeys", __base__=_Part, **send_keys("run"))
 
 
 class Profile(_ProfileSendKeys):  # type: ignore[misc, valid-type]
-    """Where the data and the store live, which model each family name means, and how its
-    calls are sent (the send options' keys, `judgepanel.core.sendconfig.send_keys`).
-
-    ``predeclared`` are the families of the pre-declared comparisons (default: the first
-    three); ``rubric`` is the profile's rubric file or folder (``None``: the project's).
-    """
+    """Where the data and the store live, the model of each family, how calls are sent, the
+    families of the pre-declared comparisons (default: the first three) and the rubric."""
 
     set_by_code = frozenset({"name"})
     name: str = ""
@@ -311,25 +272,18 @@ class Profile(_ProfileSendKeys):  # type: ignore[misc, valid-type]
     @model_validator(mode="after")
     def _limits_name_families(self) -> Profile:
         models = set(self.families.values())
-        stray = [k for k in self.limits if k not in self.families and k not in models]
-        if stray:
+        if stray := [k for k in self.limits if k not in self.families and k not in models]:
             raise ValueError(f"`limits` names neither a family nor a model id: {stray}")
         return self
 
     @property
-    def source(self) -> str:
-        """The profile as the source of a send option's value."""
-        return f"profile {self.name!r}"
-
-    @property
-    def options(self) -> dict[str, Any]:
-        """The send options the profile sets (only those it names)."""
-        return file_options(self, "profile")
+    def layer(self) -> tuple[str, dict[str, Any]]:
+        """The send options it sets, as a layer of `resolve_options`."""
+        return (f"profile {self.name!r}", file_options(self, "profile"))
 
     @property
     def send(self) -> ClientOptions:
-        """How the profile's calls are sent: the declared defaults and its own options."""
-        return resolve_options((self.source, self.options))
+        return resolve_options(self.layer)
 
     def dataset(self, name: str) -> DatasetRef:
         known = ", ".join(sorted(self.datasets))
@@ -338,14 +292,8 @@ class Profile(_ProfileSendKeys):  # type: ignore[misc, valid-type]
 
 
 class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
-    """One run of the report: a profile, its dataset(s) (the file's ``dataset`` or
-    ``datasets``), notebooks and parameters, and the send options it sets over its
-    profile's (`judgepanel.core.sendconfig.send_keys`).
-
-    ``parameters`` are the runs file's global parameters updated by the run's own;
-    ``own_parameters`` are the run's own alone (a study must know each of them);
-    ``own_rubric`` is the rubric the run names itself (``None``: its profile's).
-    """
+    """One run of the report: a profile, dataset(s), notebooks, send options over its profile's,
+    ``parameters`` (the file's updated by ``own_parameters``, which a study must each know)."""
 
     set_by_code = frozenset({"name", "own_parameters"})
     name: str = ""
@@ -363,8 +311,7 @@ class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
 
     @classmethod
     def _read(cls, data: dict[str, Any], context: dict[str, Any]) -> Any:
-        """The run's profile found (the context's ``profiles``, see `Config`), its datasets
-        checked against it, its parameters laid over the file's."""
+        """The run's profile found, its datasets checked, its parameters laid over the file's."""
         one = data.get("dataset") is not None
         if one == (data.get("datasets") is not None):
             raise ValueError("give either `dataset` or `datasets` (a list), not both or neither")
@@ -373,8 +320,9 @@ class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
         if isinstance(own := data.get("parameters", {}), dict):
             out |= {"parameters": {**context["parameters"], **own}, "own_parameters": own}
         if (profiles := context["profiles"]) is None:  # their own errors are reported
-            stand_in = Profile.model_construct(store=Path(), datasets={}, families={})
-            return out | {"profile": stand_in}
+            return out | {
+                "profile": Profile.model_construct(store=Path(), datasets={}, families={})
+            }
         name = data.get("profile")
         if (profile := profiles.get(name) if isinstance(name, str) else None) is None:
             unknown = f"unknown profile {name!r}; profiles: {', '.join(profiles)}"
@@ -382,53 +330,42 @@ class Run(_RunSendKeys):  # type: ignore[misc, valid-type]
                 raise _problems("run", [(("profile",), unknown)])
             return out
         known = ", ".join(profile.datasets)
-        wrong = [
+        if wrong := [
             (("dataset",) if one else ("datasets", i), f"profile {name!r} has no dataset {d!r}")
             for i, d in enumerate(names if isinstance(names, list) else ())
             if isinstance(d, str) and d not in profile.datasets
-        ]
-        if wrong:
+        ]:
             raise _problems("run", [(loc, f"{what}; it has: {known}") for loc, what in wrong])
         return out | {"profile": profile}
 
     @property
     def rubric(self) -> Path | None:
-        """The run's rubric file or folder: its own, else its profile's (``None``: the
-        project's ``rubric/``)."""
+        """Its own rubric, else its profile's (``None``: the project's)."""
         return self.own_rubric or self.profile.rubric
 
-    @property
-    def options(self) -> dict[str, Any]:
-        """The send options the run sets over its profile's (only those it names)."""
-        return file_options(self, "run")
-
     def layers(self) -> tuple[tuple[str, dict[str, Any]], ...]:
-        """The runs file's layers of the run's send options: its profile's, then its own."""
-        return ((self.profile.source, self.profile.options), (f"run {self.name!r}", self.options))
+        """The layers of the run's send options: its profile's, then its own."""
+        return (self.profile.layer, (f"run {self.name!r}", file_options(self, "run")))
 
     @property
     def send(self) -> ClientOptions:
-        """How the run's calls are sent: the declared defaults, the profile's, the run's."""
         return resolve_options(*self.layers())
 
     @property
     def dataset(self) -> str:
-        """The run's single dataset; runs over two datasets must use ``datasets``."""
+        """The run's single dataset."""
         if len(self.datasets) != 1:
             raise ConfigError(f"run {self.name!r} spans {len(self.datasets)} datasets")
         return self.datasets[0]
 
 
 class Config(_Part):
-    """The parsed runs file; ``raw`` is its YAML as parsed (a quick report writes its copy
-    from it)."""
+    """The parsed runs file; ``raw`` is its YAML (a quick report writes its copy from it)."""
 
     set_by_code = frozenset({"path", "raw"})
     path: Path = Path()
     profiles: dict[str, Profile]
-    scoring: dict[Annotated[str, AfterValidator(_known_kind)], ScoringDesign] = Field(
-        default_factory=dict, validate_default=True
-    )
+    scoring: dict[KindName, ScoringDesign] = Field(default_factory=dict, validate_default=True)
     prices: dict[str, Price] = Field(default_factory=dict)
     parameters: dict[str, Any] = Field(default_factory=dict)
     runs: dict[str, Run]
@@ -453,8 +390,7 @@ class Config(_Part):
     @field_validator("runs", mode="before")
     @classmethod
     def _known_to_runs(cls, runs: Any, info: ValidationInfo) -> Any:
-        """What a run reads of the rest of the file, validated before it: the profiles
-        (``None``: they are wrong) and the global parameters."""
+        """The profiles (``None``: wrong) and parameters a run reads, validated before it."""
         if info.context is not None:
             info.context["profiles"] = info.data.get("profiles")
             info.context["parameters"] = info.data.get("parameters", {})
@@ -490,23 +426,19 @@ def _line(node: yaml.Node | None, loc: Loc) -> int | None:
     for part in loc:
         if isinstance(node, yaml.MappingNode):
             match = [(k, v) for k, v in node.value if str(k.value) == str(part)]
-            if not match:
-                return line
-            key, node = match[0]
-            line = key.start_mark.line + 1
+            key, node = match[0] if match else (None, None)
         elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-            if part >= len(node.value):
-                return line
-            node = node.value[part]
-            line = node.start_mark.line + 1
+            key = node = node.value[part] if part < len(node.value) else None
         else:
+            key = None
+        if key is None:
             return line
+        line = key.start_mark.line + 1
     return line
 
 
 def _problem(err: Any, raw: Any) -> tuple[Loc, str]:
-    """Where in the file an error lies (its key path), and what is wrong: an unknown key
-    lists the keys of the model it is found in (`_Part.file_keys`, a dataset entry's kind's)."""
+    """Where in the file an error lies (its key path) and what is wrong."""
     loc = tuple(p for p in err["loc"] if p != "[key]")  # a mapping's key was wrong
     if err["type"] == "missing":
         return loc[:-1], f"missing key {loc[-1]!r}"
@@ -529,12 +461,8 @@ def _problem(err: Any, raw: Any) -> tuple[Loc, str]:
 
 
 def load_config(path: str | Path | None = None) -> Config:
-    """Parse and validate ``papermill_runs.yaml``; relative paths are resolved against its
-    folder.
-
-    Raises:
-        ConfigError: one line per problem, ``FILE:LINE: key.path: what is wrong``.
-    """
+    """Parse and validate ``papermill_runs.yaml`` (paths relative to its folder); a
+    `ConfigError` has one line per problem, ``FILE:LINE: key.path: what is wrong``."""
     path = Path(path) if path else project_root() / DEFAULT_RUNS_FILE
     if not path.exists():
         raise ConfigError(f"{path}: runs file not found")

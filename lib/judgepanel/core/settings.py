@@ -1,16 +1,10 @@
-"""Typed settings of a scoring command: what the user asked for, and what it resolves to.
-
-The command line, the report and the notebooks all describe a scoring job with a
-:class:`ScoreRequest` (a run of ``papermill_runs.yaml`` and/or explicit options);
-:func:`resolve_settings` turns it into :class:`ScoreSettings`, which is all the planners
-and the client ever see.
-"""
+"""A scoring job as asked (:class:`ScoreRequest`: by the command line, the report or a
+notebook) and as resolved (:class:`ScoreSettings`, all the planners and the client see)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,48 +19,28 @@ DEFAULT_TEMPERATURE = 0.3
 
 @dataclass(frozen=True)
 class ScoreRequest:
-    """A scoring job as asked: a run and/or explicit options (an option wins over the run).
-
-    Attributes:
-        run: a run of the runs file (for example ``demo-eva``).
-        runs_file: the runs file (default: ``papermill_runs.yaml`` at the project root).
-        config: the runs file already parsed (then ``runs_file`` is not read again).
-        dataset: ``KIND:PATH`` instead of the run's datasets.
-        families: family names (of the run's profile, or paired with ``models``).
-        models: model ids, one per family, when no profile names them.
-        holistic_k, dimension_r, temperature: override the scoring design.
-        limit_images: score only the first N items of the plan.
-        store: the checkpoint store (default: the profile's).
-        options: send options set over the run's and the profile's (name -> value,
-            ``None``: not set; see `judgepanel.core.sendconfig.ClientOptions`).
-        source: where ``options`` come from (shown by ``check --explain``).
-        rubric: the rubric file or folder (default: the run's, else the project's).
-        missing_images: what to do with rated images absent from disk, ``error`` or
-            ``skip`` (``--missing-images``); None: each dataset entry's own (``error``
-            unless the runs file says ``missing_images: skip``).
-    """
+    """A scoring job as asked: a run and/or explicit values, which win over the run's."""
 
     run: str | None = None
-    runs_file: Path | None = None
-    config: Config | None = None
-    dataset: str | None = None
-    families: tuple[str, ...] = ()
+    runs_file: Path | None = None  # default: the project's ``papermill_runs.yaml``
+    config: Config | None = None  # the runs file already parsed (not read again)
+    dataset: str | None = None  # ``KIND:PATH`` instead of the run's datasets
+    families: tuple[str, ...] = ()  # of the run's profile, or paired with ``models``
     models: tuple[str, ...] = ()
-    holistic_k: int | None = None
+    holistic_k: int | None = None  # these three override the scoring design
     dimension_r: int | None = None
     temperature: float | None = None
-    limit_images: int | None = None
-    store: Path | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
-    source: str = COMMAND_LINE
-    rubric: Path | None = None
-    missing_images: str | None = None
+    limit_images: int | None = None  # the first N items of the plan
+    store: Path | None = None  # default: the profile's
+    options: Mapping[str, Any] = field(default_factory=dict)  # send options, ``None``: unset
+    source: str = COMMAND_LINE  # where ``options`` come from
+    rubric: Path | None = None  # default: the run's, else the project's
+    missing_images: str | None = None  # ``error`` or ``skip``; None: each entry's own
 
 
 @dataclass(frozen=True)
 class ScoreSettings:
-    """Everything a scoring job resolved to: what the planners read, and ``send``, how
-    the client sends the calls."""
+    """What a scoring job resolved to: what the planners read, and ``send``, how calls go."""
 
     targets: tuple[DatasetRef, ...]
     families: dict[str, str]
@@ -79,8 +53,7 @@ class ScoreSettings:
     limit_images: int | None = None
     predeclared: tuple[str, ...] = ()
     run: str = ""
-    rubric: Path | None = None
-    """The rubric file or folder the calls are built from (``None``: the project's)."""
+    rubric: Path | None = None  # the calls' rubric file or folder (``None``: the project's)
 
     @property
     def seed(self) -> int:
@@ -92,23 +65,18 @@ class ScoreSettings:
         return self.temperature if self.temperature is not None else DEFAULT_TEMPERATURE
 
 
-def _override_design(
-    design: ScoringDesign | None, request: ScoreRequest, kind: str
-) -> ScoringDesign:
+def _override_design(base: ScoringDesign | None, request: ScoreRequest, kind: str) -> ScoringDesign:
     k, r, t = request.holistic_k, request.dimension_r, request.temperature
-    if design is None:
-        if k is None or r is None or t is None:
+    given = {"holistic_k": k, "dimension_r": r, "temperature": t}
+    if base is None:
+        if None in given.values():
             raise ConfigError(
                 f"no scoring design for dataset kind {kind!r}: give --holistic-k, "
                 "--dimension-r and --temperature"
             )
-        design = ScoringDesign(holistic_k=k, dimension_r=r, temperature=t)
-    changes = {
-        name: value
-        for name, value in (("holistic_k", k), ("dimension_r", r), ("temperature", t))
-        if value is not None
-    }
-    return design.model_copy(update=changes) if changes else design
+        base = ScoringDesign(**given)
+    changes = {name: value for name, value in given.items() if value is not None}
+    return base.model_copy(update=changes) if changes else base
 
 
 def _targets(request: ScoreRequest, run: Any) -> tuple[DatasetRef, ...]:
@@ -136,8 +104,7 @@ def _families(request: ScoreRequest, profile: Any) -> dict[str, str]:
     if names:
         if profile is None:
             raise ConfigError("--families without --run needs --models (the model ids)")
-        unknown = [n for n in names if n not in profile.families]
-        if unknown:
+        if unknown := [n for n in names if n not in profile.families]:
             raise ConfigError(
                 f"profile {profile.name!r} has no family {', '.join(unknown)}; "
                 f"it has: {', '.join(profile.families)}"
@@ -151,13 +118,12 @@ def _families(request: ScoreRequest, profile: Any) -> dict[str, str]:
 def resolve_settings(request: ScoreRequest) -> ScoreSettings:
     """Resolve a run and the explicit options (options win) into :class:`ScoreSettings`."""
     config: Config | None = request.config
-    if config is None and (request.run or request.runs_file is not None):
-        config = load_config(request.runs_file)
-    elif config is None:
+    if config is None:
         try:
-            config = load_config(None)
-        except ConfigError:
-            config = None  # explicit options only; prices must then come from somewhere
+            config = load_config(request.runs_file)
+        except ConfigError:  # without a run or a runs file: explicit options only
+            if request.run or request.runs_file is not None:
+                raise
     run = config.run(request.run) if request.run and config else None
     profile = run.profile if run else None
     targets = tuple(t.with_missing_images(request.missing_images) for t in _targets(request, run))
@@ -171,17 +137,14 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
         if config is None:
             raise ConfigError(f"no runs file to read the price of {model!r} from; give --runs-file")
         prices[model] = config.price(model)
-    designs: dict[str, ScoringDesign] = {}
-    for target in targets:
-        # VAB's score-then-rank scores its set images with the rubric, under its own design;
-        # VisionQ's choice calls take none.
-        if not get_kind(target.kind).scored:
-            continue
-        base = config.scoring.get(target.kind) if config else None
-        designs[target.name] = _override_design(base, request, target.kind)
+    designs = {  # VAB's score-then-rank scores its set images too; VisionQ's calls take none
+        t.name: _override_design(config.scoring.get(t.kind) if config else None, request, t.kind)
+        for t in targets
+        if get_kind(t.kind).scored
+    }
     parameters = dict(run.parameters) if run else dict(config.parameters if config else {})
     send = resolve_options(*(run.layers() if run else ()), (request.source, request.options))
-    send = dataclasses.replace(send, limits=_limits(send, families))
+    send = replace(send, limits=_limits(send, families))
     return ScoreSettings(
         targets=targets,
         families=families,
@@ -199,8 +162,7 @@ def resolve_settings(request: ScoreRequest) -> ScoreSettings:
 
 
 def _limits(send: ClientOptions, families: dict[str, str]) -> dict[str, RateLimits]:
-    """Each planned model's rate limits: the profile's ``limits`` (keyed by family name or
-    model id), with ``--rpm`` and ``--tpm`` replacing what they name for every model."""
+    """Each model's rate limits: the profile's (by family or model id), or ``--rpm``/``--tpm``."""
     out: dict[str, RateLimits] = {}
     for family, model in families.items():
         own = send.limits.get(family) or send.limits.get(model) or RateLimits()
