@@ -23,7 +23,7 @@ from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.errors import ConfigError, RunStopped
 from judgepanel.core.preflight import preflight
 from judgepanel.core.rubric import RubricError, load_rubric
-from judgepanel.report.execute import ReportError, ReportRequest, run_report
+from judgepanel.report.execute import ReportError, ReportRequest, run_report, select_notebooks
 from judgepanel.report.study import STUDY_PROFILE, StudyRequest, prepare_study
 
 
@@ -210,17 +210,20 @@ def study_request(args: argparse.Namespace, request: ReportRequest) -> tuple[Rep
 
 def refused(request: ReportRequest, config: Config, *, sends: bool = True) -> bool:
     """Whether a real endpoint's preflight refuses ``request`` (each failed check printed);
-    a bad rubric raises here, before anything runs. The runs and notebooks are selected
-    once, by the report itself, which stops on an unknown run, a mismatch or an empty
-    ``--only`` before it sends anything.
+    a bad rubric raises here, before anything runs. On a simulated endpoint the report
+    selects its runs and notebooks once, itself; before a real endpoint's preflight they
+    are checked here first, so an unknown run, a profile mismatch or an empty ``--only``
+    is named before any check of the endpoint.
 
     Raises:
         RubricError: the request's rubric cannot be read.
+        ReportError: the selection cannot run (see :func:`select_notebooks`).
     """
     if request.rubric is not None:
         load_rubric(request.rubric)
     if not sends or config.profile(request.profile).simulated:
         return False
+    select_notebooks(config, request)
     problems = [f for f in preflight(config, request.profile, request.runs) if not f.ok]
     for f in problems:
         print(f"error: {f.what}: {f.detail}", file=sys.stderr)
