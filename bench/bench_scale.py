@@ -13,9 +13,7 @@ shared machine the steadier figure) and the peak resident memory of this process
 step (the kernel's high-water mark, VmHWM, reset before the step through
 ``/proc/self/clear_refs``; where that is refused, the process's ``ru_maxrss`` so far); the
 page's kernel is a child process, reported by ``ru_maxrss`` of the children. The
-combiner's two fold workers are threads, so their memory is this process's, and so are
-the bootstraps' (their chunks of resamples are scored on as many threads as
-``OMP_NUM_THREADS`` names, else the cores). The
+combiner's two fold workers are threads, so their memory is this process's. The
 obvious alternative to the chunked bootstrap, drawing the whole (B, n) index matrix at
 once, needs 20 GB at n = 255,000; both are run side by side at ``--compare-n`` images,
 where it fits, with their times, peaks and ratios, and must agree bit for bit.

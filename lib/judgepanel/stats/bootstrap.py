@@ -28,11 +28,8 @@ Definitions used throughout:
 
 from __future__ import annotations
 
-import os
 import warnings
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -49,7 +46,6 @@ from judgepanel.stats.correlation import (
     as_vector,
     check_metric,
     correlate,
-    count_draws,
     partial_from_covariance,
     partial_spearman,
     tau_b_from_parts,
@@ -123,7 +119,16 @@ def multiplicities(indices: ArrayLike, n: int) -> NDArray[np.float64]:
         raise ValueError(f"indices must be (n_resamples, size), got shape {idx.shape}")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise ValueError(f"indices must lie in [0, {n}), got range [{idx.min()}, {idx.max()}]")
-    return count_draws(idx, n).T.copy()
+    return draw_counts(idx, n).T.copy()
+
+
+def draw_counts(idx: NDArray[np.int64], n: int) -> NDArray[np.float64]:
+    """Draw counts laid out items x resamples: ``counts[i, b]`` = draws of item i in b."""
+    rows = idx.shape[0]
+    # Counting row by row keeps the writes local; one transposing copy then lays it out.
+    flat = (idx + n * np.arange(rows)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=rows * n).reshape(rows, n)
+    return np.ascontiguousarray(counts.T, dtype=np.float64)
 
 
 def check_confidence(confidence: float) -> float:
@@ -243,10 +248,6 @@ def summarize_paired(
 Draws = tuple[int, int]
 """(n_resamples, seed): the resamples of :func:`resample_indices`, drawn block by block."""
 
-Chunk = tuple[NDArray[np.float64], "NDArray[np.int64] | None"]
-"""A chunk of resamples: draw counts (items x resamples) and the drawn indices, if known
-(the rank metrics then count each tie group's draws from the indices)."""
-
 
 def _count_chunks(
     n: int,
@@ -254,9 +255,8 @@ def _count_chunks(
     weights: ArrayLike | None,
     cells: int = _CHUNK_CELLS,
     draws: Draws | None = None,
-) -> tuple[int, Iterator[Chunk]]:
-    """Number of resamples, and their draw counts (items x resamples) in bounded chunks,
-    each with its drawn indices (resamples x n) when known (None for ``weights``).
+) -> tuple[int, Iterator[NDArray[np.float64]]]:
+    """Number of resamples, and their draw counts (items x resamples) in bounded chunks.
 
     With ``draws`` the indices are drawn a block at a time (:func:`resample_blocks`). A
     block holds whole chunks, so the chunks are the arrays that the (B, n) indices of
@@ -271,7 +271,9 @@ def _count_chunks(
         total, seed = draws
         blocks = resample_blocks(n, total, seed, block_rows(n, total, rows))
         chunks = (
-            _chunk(block[i : i + rows], n) for block in blocks for i in range(0, len(block), rows)
+            draw_counts(block[i : i + rows], n)
+            for block in blocks
+            for i in range(0, len(block), rows)
         )
     elif indices is not None:
         idx = np.asarray(indices)
@@ -282,16 +284,12 @@ def _count_chunks(
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             raise ValueError(f"indices must lie in [0, {n}), got [{idx.min()}, {idx.max()}]")
         total = idx.shape[0]
-        chunks = (_chunk(idx[i : i + rows], n) for i in range(0, total, rows))
+        chunks = (draw_counts(idx[i : i + rows], n) for i in range(0, total, rows))
     else:
         counts = as_counts(weights, n)
         total = counts.shape[1]
-        chunks = ((counts[:, i : i + rows], None) for i in range(0, total, rows))
+        chunks = (counts[:, i : i + rows] for i in range(0, total, rows))
     return total, chunks
-
-
-def _chunk(idx: NDArray[np.int64], n: int) -> Chunk:
-    return count_draws(idx, n), idx
 
 
 def _arms_matrix(arms: Mapping[str, ArrayLike] | ArrayLike, n: int) -> tuple[list[str], NDArray]:
@@ -331,60 +329,20 @@ def _resampled_arms(
     y_ties = TieGroups(y)
     x_ties = [TieGroups(a) for a in arms]
     pair_signs = [PairSigns(y, a) for a in arms] if metric == "kendall_b" else []
-
-    def score(chunk: Chunk) -> NDArray[np.float64]:
-        counts, drawn = chunk
-        if metric == "spearman":
-            target = RankedTarget(y_ties, counts, drawn)
-            return np.column_stack([target.spearman(t, counts, drawn) for t in x_ties])
-        ty = y_ties.tied_pairs(counts)
-        return np.column_stack(
-            [
-                tau_b_from_parts(counts, signs.con_minus_dis(counts), ty, t.tied_pairs(counts))
-                for signs, t in zip(pair_signs, x_ties, strict=True)
-            ]
-        )
-
-    # Kendall's tau runs large matrix products, already spread over the BLAS threads.
-    workers = chunk_workers() if metric == "spearman" else 1
     start = 0
-    for values in in_order(score, chunks, workers):
-        out[start : start + values.shape[0]] = values
-        start += values.shape[0]
+    for counts in chunks:
+        rows = slice(start, start + counts.shape[1])
+        if metric == "spearman":
+            target = RankedTarget(y_ties, counts)
+            for j, ties in enumerate(x_ties):
+                out[rows, j] = target.spearman(ties, counts)
+        else:
+            ty = y_ties.tied_pairs(counts)
+            for j, ties in enumerate(x_ties):
+                cd = pair_signs[j].con_minus_dis(counts)
+                out[rows, j] = tau_b_from_parts(counts, cd, ty, ties.tied_pairs(counts))
+        start += counts.shape[1]
     return out
-
-
-def chunk_workers() -> int:
-    """Threads scoring chunks of resamples side by side: the width the process's thread
-    pools were given (``OMP_NUM_THREADS``, as a report kernel is started with), else the
-    cores it may use."""
-    width = os.environ.get("OMP_NUM_THREADS", "")
-    if width.isdigit() and int(width) > 0:
-        return int(width)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def in_order(
-    fn: Callable[[Any], NDArray[np.float64]], items: Iterator[Any], workers: int
-) -> Iterator[NDArray[np.float64]]:
-    """``fn`` of each item, in the items' order, on up to ``workers`` threads.
-
-    The items are taken from the iterator in order, in the calling thread (so chunks drawn
-    from one Generator are the same draws), and at most ``workers + 1`` are held at once,
-    which bounds the memory as the sequential loop does. Each result depends on its own
-    item only, so the results are those of the sequential loop, bit for bit.
-    """
-    if workers <= 1:
-        yield from map(fn, items)
-        return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        pending: deque[Future[NDArray[np.float64]]] = deque()
-        for item in items:
-            pending.append(pool.submit(fn, item))
-            if len(pending) > workers:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
 
 
 def resampled_metric(
@@ -700,17 +658,17 @@ def _resampled_partials(
     arm_ties = [TieGroups(a) for a in arms]
     v = len(shared_ties) + 1
     start = 0
-    for counts, drawn in chunks:
+    for counts in chunks:
         b = counts.shape[1]
         rows = slice(start, start + b)
-        shared = [_item_ranks(t, counts, drawn) for t in shared_ties]
+        shared = [_item_ranks(t, counts) for t in shared_ties]
         weighted = [counts * r for r in shared]
         cov = np.empty((b, v, v))
         for u in range(1, v):
             for k in range(u, v):
                 cov[:, u, k] = cov[:, k, u] = _dot(weighted[u - 1], shared[k - 1])
         for j, ties in enumerate(arm_ties):
-            rx = _item_ranks(ties, counts, drawn)
+            rx = _item_ranks(ties, counts)
             for u in range(1, v):
                 cov[:, 0, u] = cov[:, u, 0] = _dot(weighted[u - 1], rx)
             cov[:, 0, 0] = _dot(counts * rx, rx)
@@ -724,11 +682,9 @@ def _dot(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.einsum("ib,ib->b", a, b)
 
 
-def _item_ranks(
-    ties: TieGroups, counts: NDArray[np.float64], drawn: NDArray[np.int64] | None = None
-) -> NDArray[np.float64]:
+def _item_ranks(ties: TieGroups, counts: NDArray[np.float64]) -> NDArray[np.float64]:
     """Each item's centred midrank in every resample: (n, resamples)."""
-    ranks, _ = ties.centred_ranks(counts, drawn)
+    ranks, _ = ties.centred_ranks(counts)
     return ranks[ties.group]
 
 

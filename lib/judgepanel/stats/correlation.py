@@ -157,18 +157,10 @@ class TieGroups:
         return np.diff(np.cumsum(counts[self._order], axis=0)[self._last], axis=0, prepend=0.0)
 
     def below_within(
-        self, counts: NDArray[np.float64], drawn: NDArray[np.int64] | None = None
+        self, counts: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Draws strictly below each group and within it: two (n_groups, resamples) arrays.
-
-        With ``drawn``, the resamples' drawn item indices (resamples x size, the draws
-        ``counts`` counts), the draws per group are counted straight from each draw's group:
-        one gather and one count instead of a sort order pass and a cumulative sum over
-        items x resamples. The counts are whole numbers, so both ways give the same floats.
-        """
-        if drawn is not None:
-            within = count_draws(self.group[drawn], self.n_groups)
-        elif self.n_groups == self.group.size:
+        """Draws strictly below each group and within it: two (n_groups, resamples) arrays."""
+        if self.n_groups == self.group.size:
             within = counts[self._order]
         elif self._few:
             within = np.add.reduceat(counts[self._order], self._starts, axis=0)
@@ -181,7 +173,7 @@ class TieGroups:
         return below, within
 
     def centred_ranks(
-        self, counts: NDArray[np.float64], drawn: NDArray[np.int64] | None = None
+        self, counts: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Midranks within each materialised resample, minus their mean (N + 1) / 2.
 
@@ -193,10 +185,9 @@ class TieGroups:
             (group_ranks, within): the centred midrank of each tie group and the draws
             in it, both (n_groups, resamples). ``group_ranks[group]`` gives each item's
             rank; items not drawn get the rank they would have had, with no weight.
-            ``drawn``: as in :meth:`below_within`.
         """
-        below, within = self.below_within(counts, drawn)
-        ranks = within - within.sum(axis=0)  # whole numbers: the same as summing counts
+        below, within = self.below_within(counts)
+        ranks = within - counts.sum(axis=0)
         ranks *= 0.5
         ranks += below
         return ranks, within
@@ -205,16 +196,6 @@ class TieGroups:
         """Pairs of draws tied on this variable, sum of t(t-1)/2 over groups: (resamples,)."""
         t = self.within(counts)
         return np.einsum("kb,kb->b", t, t - 1.0) / 2.0
-
-
-def count_draws(idx: NDArray[np.int64], n: int) -> NDArray[np.float64]:
-    """Draw counts laid out items x resamples from drawn indices (resamples x size) in
-    [0, n): ``counts[i, b]`` = draws of item i in resample b."""
-    rows = idx.shape[0]
-    # Item i of resample b counts in cell i * rows + b: the count comes out laid out items
-    # x resamples, with no transposing copy (a row is a few resamples, so writes stay local).
-    flat = (idx * rows + np.arange(rows)[:, None]).ravel()
-    return np.bincount(flat, minlength=rows * n).astype(np.float64).reshape(n, rows)
 
 
 def as_counts(weights: ArrayLike, n: int) -> NDArray[np.float64]:
@@ -237,25 +218,14 @@ class RankedTarget:
     adds only its own ranks.
     """
 
-    def __init__(
-        self,
-        ties: TieGroups,
-        counts: NDArray[np.float64],
-        drawn: NDArray[np.int64] | None = None,
-    ) -> None:
-        ranks, within = ties.centred_ranks(counts, drawn)
+    def __init__(self, ties: TieGroups, counts: NDArray[np.float64]) -> None:
+        ranks, within = ties.centred_ranks(counts)
         self.weighted = counts * ranks[ties.group]
         self.sum_sq = np.einsum("kb,kb->b", within * ranks, ranks)
 
-    def spearman(
-        self,
-        ties: TieGroups,
-        counts: NDArray[np.float64],
-        drawn: NDArray[np.int64] | None = None,
-    ) -> NDArray[np.float64]:
-        """Rho of another variable (its ``ties``) with this one, per resample (``drawn``:
-        the resamples' drawn indices, if known, as in :meth:`TieGroups.below_within`)."""
-        ranks, within = ties.centred_ranks(counts, drawn)
+    def spearman(self, ties: TieGroups, counts: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Rho of another variable (its ``ties``) with this one, per resample."""
+        ranks, within = ties.centred_ranks(counts)
         cross = np.einsum("ib,ib->b", self.weighted, ranks[ties.group])
         sum_sq = np.einsum("kb,kb->b", within * ranks, ranks)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -16,9 +16,9 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy import stats
 
-from judgepanel.stats.bootstrap import percentile_ci, resample_blocks
+from judgepanel.stats.bootstrap import draw_counts, percentile_ci, resample_blocks
 from judgepanel.stats.ceiling._common import Columns, spearman_brown
-from judgepanel.stats.correlation import RankedTarget, TieGroups, count_draws
+from judgepanel.stats.correlation import RankedTarget, TieGroups
 
 # Cells (images x resamples) of draw counts held at once.
 CHUNK_CELLS = 2_000_000
@@ -49,12 +49,9 @@ def resampled_ceilings(
     ties = [(TieGroups(a[s]), TieGroups(b[s])) for s in range(n_splits)] if exact else []
     moments = None if exact else np.concatenate([a, b, a * a, b * b, a * b])
     out = []
-    for counts, drawn in _chunks(n, n_resamples, seed):
+    for counts in _chunks(n, n_resamples, seed):
         if exact:
-            r = (
-                sum(RankedTarget(ta, counts, drawn).spearman(tb, counts, drawn) for ta, tb in ties)
-                / n_splits
-            )
+            r = sum(RankedTarget(ta, counts).spearman(tb, counts) for ta, tb in ties) / n_splits
         else:
             r = _weighted_pearson(moments, counts).mean(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -70,7 +67,7 @@ def resampled_summary_pearson(
     error = summary[cols.sd].to_numpy(float) ** 2 / summary[cols.n].to_numpy(float)
     n = means.size
     out = []
-    for counts, _ in _chunks(n, n_resamples, seed):
+    for counts in _chunks(n, n_resamples, seed):
         m = means @ counts / n
         var = (means**2 @ counts - n * m**2) / (n - 1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -79,13 +76,11 @@ def resampled_summary_pearson(
     return np.concatenate(out)
 
 
-def _chunks(
-    n: int, n_resamples: int, seed: int
-) -> Iterator[tuple[NDArray[np.float64], NDArray[np.int64]]]:
-    """Draw counts of the bootstrap resamples, items x resamples, a bounded chunk at a time,
-    with the chunk's drawn indices (resamples x n)."""
+def _chunks(n: int, n_resamples: int, seed: int) -> Iterator[NDArray[np.float64]]:
+    """Draw counts of the bootstrap resamples, items x resamples, a bounded chunk at a time
+    (counted straight into that layout: one copy of the counts, not two)."""
     for block in resample_blocks(n, n_resamples, seed, max(1, CHUNK_CELLS // n)):
-        yield count_draws(block, n), block
+        yield draw_counts(block, n)
 
 
 def _weighted_pearson(
