@@ -119,10 +119,10 @@ def multiplicities(indices: ArrayLike, n: int) -> NDArray[np.float64]:
         raise ValueError(f"indices must be (n_resamples, size), got shape {idx.shape}")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise ValueError(f"indices must lie in [0, {n}), got range [{idx.min()}, {idx.max()}]")
-    return _counts(idx, n).T.copy()
+    return draw_counts(idx, n).T.copy()
 
 
-def _counts(idx: NDArray[np.int64], n: int) -> NDArray[np.float64]:
+def draw_counts(idx: NDArray[np.int64], n: int) -> NDArray[np.float64]:
     """Draw counts laid out items x resamples: ``counts[i, b]`` = draws of item i in b."""
     rows = idx.shape[0]
     # Counting row by row keeps the writes local; one transposing copy then lays it out.
@@ -271,7 +271,9 @@ def _count_chunks(
         total, seed = draws
         blocks = resample_blocks(n, total, seed, block_rows(n, total, rows))
         chunks = (
-            _counts(block[i : i + rows], n) for block in blocks for i in range(0, len(block), rows)
+            draw_counts(block[i : i + rows], n)
+            for block in blocks
+            for i in range(0, len(block), rows)
         )
     elif indices is not None:
         idx = np.asarray(indices)
@@ -282,7 +284,7 @@ def _count_chunks(
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             raise ValueError(f"indices must lie in [0, {n}), got [{idx.min()}, {idx.max()}]")
         total = idx.shape[0]
-        chunks = (_counts(idx[i : i + rows], n) for i in range(0, total, rows))
+        chunks = (draw_counts(idx[i : i + rows], n) for i in range(0, total, rows))
     else:
         counts = as_counts(weights, n)
         total = counts.shape[1]

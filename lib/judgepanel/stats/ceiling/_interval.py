@@ -16,7 +16,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy import stats
 
-from judgepanel.stats.bootstrap import multiplicities, percentile_ci, resample_blocks
+from judgepanel.stats.bootstrap import draw_counts, percentile_ci, resample_blocks
 from judgepanel.stats.ceiling._common import Columns, spearman_brown
 from judgepanel.stats.correlation import RankedTarget, TieGroups
 
@@ -77,9 +77,10 @@ def resampled_summary_pearson(
 
 
 def _chunks(n: int, n_resamples: int, seed: int) -> Iterator[NDArray[np.float64]]:
-    """Draw counts of the bootstrap resamples, items x resamples, a bounded chunk at a time."""
+    """Draw counts of the bootstrap resamples, items x resamples, a bounded chunk at a time
+    (counted straight into that layout: one copy of the counts, not two)."""
     for block in resample_blocks(n, n_resamples, seed, max(1, CHUNK_CELLS // n)):
-        yield np.ascontiguousarray(multiplicities(block, n).T)
+        yield draw_counts(block, n)
 
 
 def _weighted_pearson(
