@@ -95,6 +95,12 @@ def _add_execution_arguments(report: argparse.ArgumentParser) -> None:
         "pages, call explorers or index (to check that the tables reproduce)",
     )
     report.add_argument(
+        "--fresh-kernels",
+        action="store_true",
+        help="start a kernel for every notebook instead of reusing warm ones, put back to "
+        "their fresh state, between the notebooks of a lane (the pages are the same)",
+    )
+    report.add_argument(
         "--jobs",
         type=int,
         metavar="N",
@@ -167,6 +173,7 @@ def report_request(args: argparse.Namespace) -> ReportRequest:
         pages=not getattr(args, "tables_only", False),
         rubric=getattr(args, "rubric", None),
         missing_images=getattr(args, "missing_images", None),
+        fresh_kernels=getattr(args, "fresh_kernels", False),
     )
 
 

@@ -47,7 +47,7 @@ from judgepanel.report.index import (
     record_outcome,
     write_index,
 )
-from judgepanel.report.kernels import kernel_manager, kernel_threads
+from judgepanel.report.kernels import kernel_threads
 from judgepanel.report.ledger import write_ledger
 from judgepanel.report.manifest import write_manifest
 from judgepanel.report.page import path_replacements, render_page, scrub_paths
@@ -65,6 +65,7 @@ from judgepanel.report.steps import (
     scoring_steps,
 )
 from judgepanel.report.timings import Timings
+from judgepanel.report.warm_kernels import notebook_kernel
 
 
 class ReportError(JudgepanelError, ValueError):
@@ -95,6 +96,8 @@ class ReportRequest:
             executed notebooks, their tables and the manifest are written (a check that
             the tables reproduce needs no more).
         rubric: a rubric file or folder replacing every run's (``--rubric``).
+        fresh_kernels: start a kernel for every notebook (``--fresh-kernels``) instead of
+            reusing warm ones between the notebooks of a lane; the pages are the same.
         missing_images: ``error`` or ``skip``, replacing every rated dataset entry's
             ``missing_images`` (``--missing-images``; None: the runs file's).
     """
@@ -114,6 +117,7 @@ class ReportRequest:
     pages: bool = True
     rubric: Path | None = None
     missing_images: str | None = None
+    fresh_kernels: bool = False
 
 
 @dataclass(frozen=True)
@@ -247,6 +251,7 @@ def opened(plan: ReportPlan) -> Iterator[ReportSession]:
             endpoint=session.endpoints[0] if session.endpoints else None,
             shared_fits=session.shared_fits,
             threads=kernel_threads(usable_cores(), plan.slots),
+            warm=not plan.request.fresh_kernels,
         )
         session.steps = report_steps(
             plan.chosen,
@@ -465,12 +470,16 @@ class KernelContext:
         threads: the width of each kernel's OpenMP and BLAS pools
             (`judgepanel.report.kernels`; ``None``: the libraries' default). Not a
             parameter: the kernel starts with it.
+        warm: run the notebook in a warm kernel of this process, put back to its fresh
+            state after it (`judgepanel.report.warm_kernels`); ``False``: in a kernel
+            started for it alone. Not a parameter: the page is the same either way.
     """
 
     endpoint: Endpoint | None = None
     outputs: Path | None = None
     shared_fits: Path | None = None
     threads: int | None = None
+    warm: bool = True
 
     def parameters(self) -> dict[str, Any]:
         """The papermill parameters of this context: plain values, never a key."""
@@ -565,25 +574,21 @@ def execute_notebook(
     params = notebook_parameters(config, run, overrides, context)
     started = time.monotonic()
     error = ""
-    managed = {}
-    if context.threads is not None:
-        managed["kernel_manager_class"] = kernel_manager(context.threads)
-    try:
-        pm.execute_notebook(
-            str(src),
-            str(out_nb),
-            parameters=params,
-            kernel_name="python3",
-            progress_bar=progress,
-            cwd=str(project_root()),
-            execution_timeout=timeout,
-            # The kernel is local: its notices (TCP without encryption, the interrupt at shutdown)
-            # are noise here; a failing cell still surfaces through papermill.
-            extra_arguments=["--log-level=CRITICAL"],
-            **managed,
-        )
-    except Exception as exc:  # papermill raises PapermillExecutionError for a failing cell
-        error = _failure_text(exc, src)
+    with notebook_kernel(context.threads, str(project_root()), warm=context.warm) as kernel:
+        try:
+            pm.execute_notebook(
+                str(src),
+                str(out_nb),
+                parameters=params,
+                kernel_name="python3",
+                progress_bar=progress,
+                cwd=str(project_root()),
+                execution_timeout=timeout,
+                **kernel.arguments,
+            )
+        except Exception as exc:  # papermill raises PapermillExecutionError for a failing cell
+            error = _failure_text(exc, src)
+            kernel.spoil()
     seconds = time.monotonic() - started
     html_path = None
     if out_nb.exists():

@@ -44,10 +44,10 @@ def thread_environment(threads: int, environ: dict[str, str] | None = None) -> d
 
 
 @cache
-def kernel_manager(threads: int) -> type[AsyncKernelManager]:
-    """A kernel manager class whose kernels start with pools ``threads`` wide, reached over
-    Unix sockets on POSIX (nbclient takes a class, so the width is a class attribute; one
-    class per width)."""
+def kernel_manager(threads: int | None) -> type[AsyncKernelManager]:
+    """A kernel manager class whose kernels start with pools ``threads`` wide (``None``: the
+    libraries' default), reached over Unix sockets on POSIX (nbclient takes a class, so the
+    width is a class attribute; one class per width)."""
     from jupyter_client import AsyncKernelManager  # the Jupyter stack: loaded when a kernel starts
 
     class ThreadBudgetKernelManager(AsyncKernelManager):
@@ -56,14 +56,28 @@ def kernel_manager(threads: int) -> type[AsyncKernelManager]:
                 kw.setdefault("transport", "ipc")
             super().__init__(**kw)
             self._socket_dir: str | None = None
+            self.lent_clients: list[Any] = []
+
+        def client(self, **kw: Any) -> Any:
+            """A client of this kernel, remembered so that :meth:`close_clients` can close
+            it: one that runs a notebook in a warm kernel is not closed by nbclient."""
+            client = super().client(**kw)
+            self.lent_clients.append(client)
+            return client
+
+        def close_clients(self) -> None:
+            """Close the channels of every client handed out so far."""
+            while self.lent_clients:
+                self.lent_clients.pop().stop_channels()
 
         async def start_kernel(self, **kw: Any) -> None:  # type: ignore[override]
-            env = thread_environment(threads, kw.pop("env", None))
+            if threads is not None:
+                kw["env"] = thread_environment(threads, kw.pop("env", None))
             if self.transport == "ipc" and self._socket_dir is None:
                 # short and new: a socket path has at most about 100 characters
                 self._socket_dir = tempfile.mkdtemp(prefix="judgepanel-kernel-")
                 self.ip = os.path.join(self._socket_dir, "k")
-            await super().start_kernel(env=env, **kw)
+            await super().start_kernel(**kw)
 
         async def _async_cleanup_resources(self, restart: bool = False) -> None:
             await super()._async_cleanup_resources(restart=restart)
