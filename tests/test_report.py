@@ -186,6 +186,8 @@ def test_runs_scored_side_by_side_split_the_ceiling(
             a, b = (s for s in steps if s["phase"] == "scoring")
             assert a["start"] < b["end"] and b["start"] < a["end"]  # side by side
             assert a["calls"] == b["calls"] > 0
+            # no server of the report's own: the client's CPU only
+            assert a["client_cpu_s"] > 0 and "server_cpu_s" not in a and "cpu_s" not in a
             full = a["calls"]
         else:
             assert report_command(args) == RUN_STOPPED
@@ -205,6 +207,8 @@ def test_a_started_simulator_serves_each_lane_alike(tmp_path: Path, monkeypatch,
     answers as when one server answered both runs."""
     from test_scoring_cli import write_eva
 
+    from judgepanel.report.timings import TIMINGS_FILE
+
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     eva = write_eva(tmp_path / "eva")
     stored = {}
@@ -217,6 +221,13 @@ def test_a_started_simulator_serves_each_lane_alike(tmp_path: Path, monkeypatch,
             line for line in capsys.readouterr().out.splitlines() if "listening at" in line
         ]
         assert len(listening) == 1 and listening[0].count("http://127.0.0.1:") == lanes
+        # each run's step records the CPU of its client and of the server it sent to
+        steps = json.loads((work / "outputs" / TIMINGS_FILE).read_text())["steps"]
+        scoring = [s for s in steps if s["phase"] == "scoring"]
+        assert len(scoring) == 2, scoring
+        for step in scoring:
+            assert step["client_cpu_s"] > 0 and step["server_cpu_s"] > 0, step
+            assert step["cpu_s"] == pytest.approx(step["client_cpu_s"] + step["server_cpu_s"])
         with Store(work / "store.sqlite", readonly=True) as store:
             frame = store.frame(columns=["dataset", "item", "family", "kind", "dimension",
                                          "repetition", "answer", "value", "cost"])  # fmt: skip

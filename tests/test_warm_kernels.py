@@ -21,6 +21,7 @@ import pytest
 from small_project import shared_small_project
 
 from judgepanel.report.execute import KernelContext, execute_notebook, no_page
+from judgepanel.report.timings import Timings
 from judgepanel.report.warm_kernels import KERNELS, notebook_kernel
 
 SPOILER = """\
@@ -173,11 +174,16 @@ def test_two_real_notebooks_in_one_warm_kernel_match_fresh_kernels(tmp_path: Pat
     pages = {}
     for warm in (False, True):
         outputs = tmp_path / ("warm" if warm else "fresh")
-        reused = KERNELS.reused
+        reused, timings = KERNELS.reused, Timings()
         for name in NOTEBOOKS:
+            context = KernelContext(warm=warm)
             result = execute_notebook(project.config, run, name, outputs, render=no_page,
-                                      context=KernelContext(warm=warm))  # fmt: skip
+                                      context=context, timings=timings)  # fmt: skip
             assert result.ok, result.error
+        # a warm kernel's step records the CPU its kernel spent on the notebook
+        assert [("cpu_s" in s, s.get("cpu_s", 1) > 0) for s in timings.steps()] == [
+            (warm, True)
+        ] * 2
         if warm:
             assert KERNELS.reused - reused >= 1  # the second ran in the first's kernel
         pages[warm] = (

@@ -64,7 +64,7 @@ from judgepanel.report.steps import (
     score_in_order,
     scoring_steps,
 )
-from judgepanel.report.timings import Timings
+from judgepanel.report.timings import Timings, cpu_since, process_cpu
 from judgepanel.report.warm_kernels import notebook_kernel
 
 
@@ -291,11 +291,18 @@ def score(plan: ReportPlan, session: ReportSession) -> None:
     waiting = NothingWaits() if session.pool is None else session.pool
     if plan.lanes > 1 and len(plan.scoring) > 1:
         score_in_lanes(
-            plan.config, plan.scoring, waiting, session.timings, plan.lanes, session.endpoints
+            plan.config,
+            plan.scoring,
+            waiting,
+            session.timings,
+            plan.lanes,
+            session.endpoints,
+            {s.base_url: s.process.pid for s in session.servers},
         )
     else:
         endpoint = session.endpoints[0] if session.endpoints else None
-        score_in_order(plan.config, plan.scoring, waiting, session.timings, endpoint)
+        server = session.servers[0].process.pid if session.servers else None
+        score_in_order(plan.config, plan.scoring, waiting, session.timings, endpoint, server)
 
 
 def execute(plan: ReportPlan, session: ReportSession) -> list[NotebookResult]:
@@ -574,7 +581,9 @@ def execute_notebook(
     params = notebook_parameters(config, run, overrides, context)
     started = time.monotonic()
     error = ""
+    cpu: float | None = None
     with notebook_kernel(context.threads, str(project_root()), warm=context.warm) as kernel:
+        kernel_cpu = process_cpu(kernel.pid)
         try:
             pm.execute_notebook(
                 str(src),
@@ -589,6 +598,7 @@ def execute_notebook(
         except Exception as exc:  # papermill raises PapermillExecutionError for a failing cell
             error = _failure_text(exc, src)
             kernel.spoil()
+        cpu = cpu_since(kernel.pid, kernel_cpu)
     seconds = time.monotonic() - started
     html_path = None
     if out_nb.exists():
@@ -598,7 +608,8 @@ def execute_notebook(
     result = NotebookResult(run.name, name, not error, seconds, html_path, error)
     record_outcome(outputs, result)
     if timings is not None:
-        timings.record("notebook", begun, run=run.name, notebook=name, ok=result.ok)
+        measured = {"cpu_s": cpu} if cpu is not None else {}
+        timings.record("notebook", begun, run=run.name, notebook=name, ok=result.ok, **measured)
     return result
 
 

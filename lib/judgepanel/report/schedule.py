@@ -26,8 +26,10 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 from multiprocessing import get_context
 
 from judgepanel.core.client import RunSummary
@@ -43,7 +45,7 @@ from judgepanel.report.steps import (
     data_keys,
     last_scoring,
 )
-from judgepanel.report.timings import Timings
+from judgepanel.report.timings import Timings, cpu_since, process_cpu, scoring_cpu
 from judgepanel.studies import score_run
 
 
@@ -220,6 +222,7 @@ def score_in_lanes(
     timings: Timings,
     lanes: int,
     endpoints: Sequence[Endpoint] = (),
+    server_pids: Mapping[str, int] | None = None,
 ) -> None:
     """Score ``runs`` in up to ``lanes`` worker processes, telling ``waiting`` each dataset
     once the last run scoring it is over: its explorer and notebooks may then start.
@@ -235,12 +238,17 @@ def score_in_lanes(
     ``endpoints``: servers that answer alike (the simulated judge servers a report starts,
     one per lane); a lane's run is sent to the one fewest running runs use, so that one
     server's core does not pace every lane. Empty: ``OPENAI_BASE_URL``.
+    ``server_pids``: the process of each server the report started, by its base URL: a
+    run's step records the CPU its server used meanwhile (shared with no other run while
+    each lane has a server of its own).
     """
+    pids = dict(server_pids or {})
     last = last_scoring(runs)
     spent: dict[str, float] = {}
     pending = list(runs)
-    running: dict[Future[RunSummary], tuple[Run, float, float | None]] = {}
-    sent_to: dict[Future[RunSummary], Endpoint | None] = {}
+    running: dict[Future[Scored], tuple[Run, float, float | None]] = {}
+    sent_to: dict[Future[Scored], Endpoint | None] = {}
+    server_before: dict[Future[Scored], float | None] = {}
     failure: BaseException | None = None
     with ProcessPoolExecutor(max_workers=lanes, mp_context=get_context("spawn")) as workers:
         while pending or running:
@@ -263,6 +271,7 @@ def score_in_lanes(
                 )
                 running[future] = (run, timings.now(), ceiling)
                 sent_to[future] = endpoint
+                server_before[future] = process_cpu(_server_pid(pids, endpoint))
                 pending.remove(run)
             waiting.scoring(_slots_taken([r for r, _, _ in running.values()]))
             if not running:
@@ -270,12 +279,14 @@ def score_in_lanes(
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 run, start, ceiling = running.pop(future)
-                sent_to.pop(future)
+                server_cpu = cpu_since(
+                    _server_pid(pids, sent_to.pop(future)), server_before.pop(future)
+                )
                 timings.record("scoring", start, run=run.name, datasets=list(run.datasets)).update(
-                    _summary_fields(future)
+                    _summary_fields(future, server_cpu)
                 )
                 try:
-                    summary = future.result()
+                    summary = future.result().summary
                     spent[run.profile.name] = spent.get(run.profile.name, 0.0) + summary.spend
                     print(f"{run.name}: {summary.line()}", flush=True)
                     share = f"profile {run.profile.name!r} max_cost share"
@@ -292,11 +303,21 @@ def score_in_lanes(
         raise failure
 
 
-def _summary_fields(future: Future[RunSummary]) -> dict[str, int]:
+def _server_pid(pids: Mapping[str, int], endpoint: Endpoint | None) -> int | None:
+    return pids.get(str(endpoint.base_url)) if endpoint is not None else None
+
+
+def _summary_fields(future: Future[Scored], server_cpu: float | None) -> dict[str, float]:
     if future.exception() is not None:
         return {}
-    summary = future.result()
-    return {"calls": summary.sent, "planned": summary.planned, "skipped": summary.skipped}
+    scored = future.result()
+    summary = scored.summary
+    return {
+        "calls": summary.sent,
+        "planned": summary.planned,
+        "skipped": summary.skipped,
+        **scoring_cpu(scored.cpu_s, server_cpu),
+    }
 
 
 def _lane_ceiling(
@@ -317,17 +338,26 @@ def _lane_ceiling(
     return left / max(1, free_lanes)
 
 
+@dataclass(frozen=True)
+class Scored:
+    """What a worker's scoring of one run returns: its summary and the worker's CPU time."""
+
+    summary: RunSummary
+    cpu_s: float
+
+
 def score_in_worker(
     config: Config,
     run_name: str,
     max_cost: float | None,
     limit_share: float = 1.0,
     endpoint: Endpoint | None = None,
-) -> RunSummary:
+) -> Scored:
     """Score one run of the parsed runs file ``config`` in a worker process (its lines are
     printed by the report), pacing to ``limit_share`` of each model's rate limits, which
     the lanes share; ``endpoint``: where to send (None: ``OPENAI_BASE_URL``)."""
-    return score_run(
+    begun = time.process_time()
+    summary = score_run(
         run_name,
         config=config,
         endpoint=endpoint,
@@ -335,3 +365,4 @@ def score_in_worker(
         progress=False,
         limit_share=limit_share,
     )
+    return Scored(summary, round(time.process_time() - begun, 3))

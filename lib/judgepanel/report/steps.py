@@ -10,6 +10,7 @@ and scoring in lanes, is :mod:`judgepanel.report.schedule`'s.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -22,7 +23,13 @@ from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.errors import RunStopped
 from judgepanel.core.scoring import closing_note, plan_parameters
 from judgepanel.report.index import NotebookResult, recorded_outcomes
-from judgepanel.report.timings import Timings, earlier_seconds
+from judgepanel.report.timings import (
+    Timings,
+    cpu_since,
+    earlier_seconds,
+    process_cpu,
+    scoring_cpu,
+)
 from judgepanel.studies import score_run
 
 DataKey = tuple[str, str]
@@ -188,16 +195,23 @@ def score_in_order(
     waiting: Waiting,
     timings: Timings,
     endpoint: Endpoint | None = None,
+    server_pid: int | None = None,
 ) -> None:
     """Score ``runs`` one after the other in this process, telling ``waiting`` each dataset
-    once the last run scoring it is over (``endpoint``: None, ``OPENAI_BASE_URL``)."""
+    once the last run scoring it is over (``endpoint``: None, ``OPENAI_BASE_URL``;
+    ``server_pid``: the process of the simulated server the report started, whose CPU each
+    run's step records beside this process's)."""
     last = last_scoring(runs)
     spent: dict[str, float] = {}
     waiting.scoring(1 if runs else 0)
     for run in runs:
         with timings.step("scoring", run=run.name, datasets=list(run.datasets)) as record:
+            client, server = process_cpu(os.getpid()), process_cpu(server_pid)
             summary = score_step(config, run, spent, endpoint)
             record.update(calls=summary.sent, planned=summary.planned, skipped=summary.skipped)
+            record.update(
+                scoring_cpu(cpu_since(os.getpid(), client), cpu_since(server_pid, server))
+            )
         waiting.scored({key for key, at in last.items() if at is run})
     waiting.scoring(0)
 

@@ -1,7 +1,10 @@
 """Where a report's time went, in ``outputs/_timings.json``: each step's start, end and seconds.
 
 A step is the simulator's start, one run's scoring (with the calls it sent), one dataset's
-call explorer, one notebook, or the index. Times are seconds since the command started,
+call explorer, one notebook, or the index. A scoring step records ``cpu_s``, the CPU time
+of its client and of the simulated server it sent to (when the report started one), and a
+notebook in a warm kernel the CPU time of its kernel: ``bench/bench_report.py`` prints the
+CPU per call of each scoring run from it. Times are seconds since the command started,
 so overlapping steps (notebooks beside scoring, notebooks beside each other) show as
 overlapping intervals. ``bench/bench_report.py`` reads this file instead of the printed
 lines; it is rewritten by every ``judgepanel report``.
@@ -18,9 +21,41 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from judgepanel.report.jsonfile import write_json
 
 TIMINGS_FILE = "_timings.json"
+
+
+def process_cpu(pid: int | None) -> float | None:
+    """CPU seconds (user and system) that process ``pid`` has used so far; ``None`` when
+    there is no such process or it cannot be read. A step's ``cpu_s`` is the difference of
+    two readings."""
+    if pid is None:
+        return None
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except (psutil.Error, OSError):
+        return None
+    return float(times.user + times.system)
+
+
+def cpu_since(pid: int | None, before: float | None) -> float | None:
+    """CPU seconds process ``pid`` used since it had used ``before`` (None: unknown)."""
+    after = process_cpu(pid)
+    return None if before is None or after is None else round(after - before, 3)
+
+
+def scoring_cpu(client_s: float | None, server_s: float | None) -> dict[str, float]:
+    """A scoring step's CPU fields: its client's, its server's (when the report started
+    it) and, when both are known, their sum as ``cpu_s``."""
+    out = {
+        k: v for k, v in (("client_cpu_s", client_s), ("server_cpu_s", server_s)) if v is not None
+    }
+    if client_s is not None and server_s is not None:
+        out["cpu_s"] = round(client_s + server_s, 3)
+    return out
 
 
 class Timings:

@@ -155,6 +155,13 @@ class Lease:
             "extra_arguments": KERNEL_ARGUMENTS[:1],
         }
 
+    @property
+    def pid(self) -> int | None:
+        """The warm kernel's process (``None`` for papermill's own)."""
+        if self.kernel is None:
+            return None
+        return getattr(self.kernel.manager.provisioner, "pid", None)
+
     def spoil(self) -> None:
         self.spoiled = True
 
