@@ -279,8 +279,10 @@ def step_name(step: dict[str, Any]) -> str:
 def timing_rows(timings: dict[str, Any], source: str = "timings") -> list[dict[str, Any]]:
     """One row a step of a report's ``_timings.json`` (as the report writes it), by start.
 
-    A scoring step gets ``calls`` (sent), ``wall_ms_per_call`` (its lane's seconds over
-    them) and, where the step records its process time as ``cpu_s``, ``cpu_ms_per_call``.
+    Every step gets ``cpu_s`` where it records it (a scoring run's client and simulated
+    server, a notebook's warm kernel; else None). A scoring step gets ``calls`` (sent),
+    ``wall_ms_per_call`` (its lane's seconds over them) and, where it records ``cpu_s``,
+    ``cpu_ms_per_call``.
 
     Raises:
         TimingsError: no ``steps`` list, or a step without its phase or times.
@@ -299,6 +301,7 @@ def timing_rows(timings: dict[str, Any], source: str = "timings") -> list[dict[s
             "start": _number(step, "start", where),
             "end": _number(step, "end", where),
             "seconds": _number(step, "seconds", where),
+            "cpu_s": _number(step, "cpu_s", where) if "cpu_s" in step else None,
         }
         if step["phase"] == "scoring":
             calls = int(_number(step, "calls", where, 0))
@@ -321,15 +324,16 @@ def timing_table(rows: list[dict[str, Any]], total: float | None = None) -> str:
 
     width = max([len("step"), *(len(f"{r['phase']} {r['name']}") for r in rows)])
     head = (
-        f"{'step':<{width}}  {'start':>7}  {'end':>7}  {'seconds':>8}  {'calls':>7}  "
+        f"{'step':<{width}}  {'start':>7}  {'end':>7}  {'seconds':>8}  {'cpu s':>7}  {'calls':>7}  "
         f"{'wall ms/call':>12}  {'cpu ms/call':>11}"
     )
     lines = [head]
     for r in rows:
         calls = f"{r['calls']:>7}" if "calls" in r else f"{'-':>7}"
+        cpu = f"{r['cpu_s']:7.1f}" if r.get("cpu_s") is not None else f"{'-':>7}"
         lines.append(
             f"{r['phase'] + ' ' + r['name']:<{width}}  {r['start']:7.1f}  {r['end']:7.1f}  "
-            f"{r['seconds']:8.1f}  {calls}  {ms(r.get('wall_ms_per_call')):>12}  "
+            f"{r['seconds']:8.1f}  {cpu}  {calls}  {ms(r.get('wall_ms_per_call')):>12}  "
             f"{ms(r.get('cpu_ms_per_call')):>11}"
         )
     if total is not None:

@@ -60,6 +60,7 @@ TIMINGS = {
             "start": 7.0,
             "end": 60.0,
             "seconds": 53.0,
+            "cpu_s": 41.25,
         },
     ],
 }
@@ -88,6 +89,7 @@ def test_every_step_by_start_with_the_cost_per_call_of_scoring():
     # nothing sent: no cost per call; no cpu_s recorded: none shown
     assert rows[1]["wall_ms_per_call"] is None and rows[1]["cpu_ms_per_call"] is None
     assert "calls" not in rows[4]
+    assert rows[4]["cpu_s"] == 41.25 and rows[0]["cpu_s"] is None  # a warm kernel's CPU
 
 
 def test_the_table_from_the_command_line(tmp_path: Path):
@@ -103,7 +105,9 @@ def test_the_table_from_the_command_line(tmp_path: Path):
     lines = proc.stdout.strip().splitlines()
     assert lines[0].split()[:4] == ["step", "start", "end", "seconds"]
     logprob = next(line for line in lines if "scoring demo-logprob" in line)
-    assert logprob.split()[-3:] == ["1000", "4.000", "1.500"]
+    assert logprob.split()[-5:] == ["4.0", "1.5", "1000", "4.000", "1.500"]
+    notebook = next(line for line in lines if "notebook demo-logprob/09_logprob" in line)
+    assert notebook.split()[-5:] == ["53.0", "41.2", "-", "-", "-"]
     assert lines[-1].split() == ["total", "60.5"]
     assert len(lines) == 1 + len(TIMINGS["steps"]) + 1
 
