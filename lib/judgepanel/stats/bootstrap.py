@@ -60,6 +60,12 @@ RESAMPLED = ArrayMemo("resampled metrics", max_bytes=128 * 2**20)
 arm: the same family or fused arm is compared with several others in one notebook, and its
 column of resampled metrics does not depend on what it is compared with."""
 
+DRAWN = ArrayMemo("bootstrap draw counts", max_bytes=64 * 2**20)
+"""Each (n, B, seed)'s draw counts, items x resamples in the smallest unsigned type that
+holds n: every bootstrap of a notebook draws the same resamples of the same images, so
+they are drawn and counted once (10 MB for 500 images and B = 10,000). A draw larger than
+the memo (AVA's 255,000 images) is drawn a block at a time, as it always was."""
+
 # Cells per chunk of draw counts (items x resamples): 2 MB of float64, so that the
 # several passes over a chunk stay in cache. Kendall's tau uses larger chunks, so that
 # its matrix products are few and large.
@@ -267,7 +273,13 @@ def _count_chunks(
     if draws is not None and (indices is not None or weights is not None):
         raise ValueError("give draws= alone, without indices= or weights=")
     rows = max(1, cells // max(n, 1))
-    if draws is not None:
+    if draws is not None and (drawn := drawn_counts(n, *draws)) is not None:
+        total = draws[0]
+        chunks = (
+            np.ascontiguousarray(drawn[:, i : i + rows], dtype=np.float64)
+            for i in range(0, total, rows)
+        )
+    elif draws is not None:
         total, seed = draws
         blocks = resample_blocks(n, total, seed, block_rows(n, total, rows))
         chunks = (
@@ -290,6 +302,33 @@ def _count_chunks(
         total = counts.shape[1]
         chunks = (counts[:, i : i + rows] for i in range(0, total, rows))
     return total, chunks
+
+
+def drawn_counts(n: int, n_resamples: int, seed: int) -> NDArray[np.unsignedinteger] | None:
+    """All the draw counts of ``resample_indices(n, n_resamples, seed)``, items x
+    resamples, from :data:`DRAWN` or drawn once and kept there; None when they are larger
+    than the memo holds (the caller then draws them a block at a time).
+
+    Column b is row b's ``bincount``: the chunks :func:`_count_chunks` cuts from it are the
+    float arrays :func:`draw_counts` makes of the same resamples, bit for bit.
+    """
+    _check_sizes(n, n_resamples)
+    dtype = np.min_scalar_type(n)
+    if not DRAWN.enabled or n * n_resamples * dtype.itemsize > DRAWN.max_bytes:
+        return None
+    key = digest("draw counts", n, n_resamples, seed)
+    stored = DRAWN.get(key)
+    if stored is None:
+        stored = np.empty((n, n_resamples), dtype=dtype)
+        start = 0
+        for block in resample_blocks(n, n_resamples, seed):
+            rows = block.shape[0]
+            flat = (block + n * np.arange(rows)[:, None]).ravel()
+            counts = np.bincount(flat, minlength=rows * n).reshape(rows, n)
+            stored[:, start : start + rows] = counts.T
+            start += rows
+        DRAWN.put(key, stored)
+    return stored
 
 
 def _arms_matrix(arms: Mapping[str, ArrayLike] | ArrayLike, n: int) -> tuple[list[str], NDArray]:
