@@ -2,7 +2,7 @@
 
 Runs a slice of what notebooks 01, 02 and 04 compute on the demo store's EVA-like dataset
 (the input ablation of two family blocks, the trio sweep, a few fold partitions and the
-MTMM cells), once on the plain path (the bootstrap-column, bootstrap-draw and
+MTMM cells), once on the plain path (the bootstrap-column, -draw and -target and the
 out-of-fold-fit memos disabled, one worker) and once with the memos on, starting empty;
 every table of the two passes must be identical. Times are CPU seconds of this process
 (everything runs in it), which a busy machine disturbs less than wall time; wall time is
@@ -32,7 +32,7 @@ from sklearn.model_selection import cross_val_predict
 
 from judgepanel.core.config import load_config
 from judgepanel.core.prompts import VALIDATED
-from judgepanel.stats.bootstrap import DRAWN, RESAMPLED
+from judgepanel.stats.bootstrap import DRAWN, RESAMPLED, TARGETS
 from judgepanel.studies import fusion
 from judgepanel.studies.common.combiners import fresh_oof, gb_combiner, make_folds
 from judgepanel.studies.common.fitcache import FITS
@@ -76,7 +76,8 @@ def timed_pass(rated: fusion.RatedData, n_resamples: int, n_partitions: int, mem
     FITS.clear()
     RESAMPLED.clear()
     DRAWN.clear()
-    FITS.enabled = RESAMPLED.enabled = DRAWN.enabled = memo
+    TARGETS.clear()
+    FITS.enabled = RESAMPLED.enabled = DRAWN.enabled = TARGETS.enabled = memo
     try:
         wall, cpu = time.perf_counter(), time.process_time()
         result = workload(rated, n_resamples, n_partitions)
@@ -86,9 +87,10 @@ def timed_pass(rated: fusion.RatedData, n_resamples: int, n_partitions: int, mem
             "fits": FITS.hits,
             "bootstrap columns": RESAMPLED.hits,
             "bootstrap draws": DRAWN.hits,
+            "bootstrap targets": TARGETS.hits,
         }
     finally:
-        FITS.enabled = RESAMPLED.enabled = DRAWN.enabled = True
+        FITS.enabled = RESAMPLED.enabled = DRAWN.enabled = TARGETS.enabled = True
     return result
 
 

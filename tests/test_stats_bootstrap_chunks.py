@@ -128,8 +128,9 @@ def test_block_size_at_ava_scale():
 
 @pytest.mark.parametrize("metric", ["spearman", "kendall_b", "partial"])
 def test_kept_draws_give_the_drawn_numbers_bit_for_bit(monkeypatch, metric):
-    """The draw counts kept in :data:`DRAWN` give the numbers of draws made block by block,
-    with chunks (7 resamples) and blocks (21) that divide neither each other's B = 103."""
+    """The draw counts kept in :data:`DRAWN`, and Spearman's target kept in :data:`TARGETS`,
+    give the numbers of draws made block by block, with chunks (7 resamples) and blocks
+    (21) that do not divide B = 103."""
     n, n_resamples, seed = 120, 103, 4
     y, a, b = _arms(n, 2)
     arms = np.vstack([a, b])
@@ -144,12 +145,14 @@ def test_kept_draws_give_the_drawn_numbers_bit_for_bit(monkeypatch, metric):
         return bs.bootstrap_arms(y, arms, metric, n_resamples=n_resamples, seed=seed)
 
     with bs.RESAMPLED.disabled():
-        with bs.DRAWN.disabled():
+        with bs.DRAWN.disabled(), bs.TARGETS.disabled():
             streamed = run()
         bs.DRAWN.clear()
-        kept = run()  # draws and keeps the counts
-        again = run()  # from the kept counts
+        bs.TARGETS.clear()
+        kept = run()  # draws and keeps the counts (and Spearman's target)
+        again = run()  # from the kept counts (and target)
     assert bs.DRAWN.misses == 1 and bs.DRAWN.hits == 1
+    assert bs.TARGETS.hits == (2 if metric == "spearman" else 0)  # its ranks and sums
     np.testing.assert_array_equal(kept, streamed)
     np.testing.assert_array_equal(again, streamed)
     counts = bs.drawn_counts(n, n_resamples, seed)
@@ -170,3 +173,21 @@ def test_draws_larger_than_the_memo_are_not_kept(monkeypatch):
         second = paired_bootstrap(y, a, b, n_resamples=n_resamples, seed=0)
     assert first == second and len(bs.DRAWN) == 0
     assert sum(rows for rows, _ in blocks) == 2 * n_resamples  # drawn afresh both times
+
+
+def test_a_kept_target_serves_only_its_own_target_and_resamples():
+    """Another target, another seed or another B finds no kept target of the first."""
+    n = 60
+    y, a, b = _arms(n, 8)
+    bs.TARGETS.clear()
+    with bs.RESAMPLED.disabled():
+        first = bs.bootstrap_arms(y, {"a": a}, n_resamples=50, seed=1)
+        assert bs.TARGETS.hits == 0 and len(bs.TARGETS) == 2
+        for other_y, seed, resamples in ((b, 1, 50), (y, 2, 50), (y, 1, 49)):
+            fresh = bs.bootstrap_arms(other_y, {"a": a}, n_resamples=resamples, seed=seed)
+            with bs.TARGETS.disabled(), bs.DRAWN.disabled():
+                expected = bs.bootstrap_arms(other_y, {"a": a}, n_resamples=resamples, seed=seed)
+            np.testing.assert_array_equal(fresh, expected)
+        assert bs.TARGETS.hits == 0
+        np.testing.assert_array_equal(bs.bootstrap_arms(y, {"a": a}, n_resamples=50, seed=1), first)
+    assert bs.TARGETS.hits == 2
