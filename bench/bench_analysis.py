@@ -2,13 +2,13 @@
 
 Runs a slice of what notebooks 01, 02 and 04 compute on the demo store's EVA-like dataset
 (the input ablation of two family blocks, the trio sweep, a few fold partitions and the
-MTMM cells), once on the plain path (the bootstrap-column and out-of-fold-fit memos
-disabled, one worker) and once with the memos on, starting empty; every table of the two
-passes must be identical. Times are CPU seconds of this process (everything runs in it),
-which a busy machine disturbs less than wall time; wall time is reported too. It also
-times one out-of-fold gradient-boosting fit with sklearn's per-tree checks (plain
-``cross_val_predict``) against the study's fit, which skips them, on the same design.
-The last line is a one-line JSON summary.
+MTMM cells), once on the plain path (the bootstrap-column, -draw and -target and the
+out-of-fold-fit memos disabled, one worker) and once with the memos on, starting empty;
+every table of the two passes must be identical. Times are CPU seconds of this process
+(everything runs in it), which a busy machine disturbs less than wall time; wall time is
+reported too. It also times one out-of-fold gradient-boosting fit with sklearn's
+per-tree checks (plain ``cross_val_predict``) against the study's fit, which skips them,
+on the same design. The last line is a one-line JSON summary.
 
 It needs the scored demo store (``make report`` writes it); without one it says so and
 reports itself skipped.
@@ -32,7 +32,7 @@ from sklearn.model_selection import cross_val_predict
 
 from judgepanel.core.config import load_config
 from judgepanel.core.prompts import VALIDATED
-from judgepanel.stats.bootstrap import RESAMPLED
+from judgepanel.stats.bootstrap import DRAWN, RESAMPLED, TARGETS
 from judgepanel.studies import fusion
 from judgepanel.studies.common.combiners import fresh_oof, gb_combiner, make_folds
 from judgepanel.studies.common.fitcache import FITS
@@ -75,15 +75,22 @@ def timed_pass(rated: fusion.RatedData, n_resamples: int, n_partitions: int, mem
     """One pass over the workload with the memos on (emptied first) or off."""
     FITS.clear()
     RESAMPLED.clear()
-    FITS.enabled = RESAMPLED.enabled = memo
+    DRAWN.clear()
+    TARGETS.clear()
+    FITS.enabled = RESAMPLED.enabled = DRAWN.enabled = TARGETS.enabled = memo
     try:
         wall, cpu = time.perf_counter(), time.process_time()
         result = workload(rated, n_resamples, n_partitions)
         result["wall_s"] = time.perf_counter() - wall
         result["cpu_s"] = time.process_time() - cpu
-        result["hits"] = {"fits": FITS.hits, "bootstrap columns": RESAMPLED.hits}
+        result["hits"] = {
+            "fits": FITS.hits,
+            "bootstrap columns": RESAMPLED.hits,
+            "bootstrap draws": DRAWN.hits,
+            "bootstrap targets": TARGETS.hits,
+        }
     finally:
-        FITS.enabled = RESAMPLED.enabled = True
+        FITS.enabled = RESAMPLED.enabled = DRAWN.enabled = TARGETS.enabled = True
     return result
 
 

@@ -61,7 +61,7 @@ def test_chunked_bootstrap_equals_unchunked_bit_for_bit(
     blocks = _spy_blocks(monkeypatch)
     arms = np.vstack([a, b])
     unchunked = bs._resampled_arms(y, arms, metric, indices=resample_indices(n, n_resamples, seed))
-    with bs.RESAMPLED.disabled():
+    with bs.RESAMPLED.disabled(), bs.DRAWN.disabled():  # the path of draws too large to keep
         chunked = bs.bootstrap_arms(y, arms, metric, n_resamples=n_resamples, seed=seed)
         result = paired_bootstrap(y, a, b, metric, n_resamples=n_resamples, seed=seed)
     rows = [r for r, _ in blocks]
@@ -87,7 +87,7 @@ def test_partial_bootstrap_is_chunked_alike(monkeypatch):
     unchunked = bs._resampled_partials(
         y, np.vstack([a, b]), covar[:, None], indices=resample_indices(n, n_resamples, 3)
     )
-    with bs.RESAMPLED.disabled():
+    with bs.RESAMPLED.disabled(), bs.DRAWN.disabled():
         chunked = bs.bootstrap_partials(
             y, np.vstack([a, b]), covar, n_resamples=n_resamples, seed=3
         )
@@ -107,7 +107,7 @@ def test_automatic_blocks_cap_the_indices_held(monkeypatch):
 
     monkeypatch.setattr(bs, "resample_indices", refuse)
     y, a, b = _arms(n, 7)
-    with bs.RESAMPLED.disabled():
+    with bs.RESAMPLED.disabled(), bs.DRAWN.disabled():
         paired_bootstrap(y, a, b, n_resamples=n_resamples, seed=1)
     held = [size for _, size in blocks]
     assert held and max(held) <= budget and sum(held) == 8 * n * n_resamples
@@ -124,3 +124,70 @@ def test_block_size_at_ava_scale():
     assert bs.block_rows(10**9, 3) == 1  # a resample larger than the budget: one at a time
     with pytest.raises(ValueError, match="rows must be at least 1"):
         next(resample_blocks(5, 5, 0, 0))
+
+
+@pytest.mark.parametrize("metric", ["spearman", "kendall_b", "partial"])
+def test_kept_draws_give_the_drawn_numbers_bit_for_bit(monkeypatch, metric):
+    """The draw counts kept in :data:`DRAWN`, and Spearman's target kept in :data:`TARGETS`,
+    give the numbers of draws made block by block, with chunks (7 resamples) and blocks
+    (21) that do not divide B = 103."""
+    n, n_resamples, seed = 120, 103, 4
+    y, a, b = _arms(n, 2)
+    arms = np.vstack([a, b])
+    covar = np.round(y + np.random.default_rng(1).normal(size=n))
+    for cells in ("_CHUNK_CELLS", "_KENDALL_CHUNK_CELLS"):
+        monkeypatch.setattr(bs, cells, 7 * n)
+    monkeypatch.setattr(bs, "INDEX_BLOCK_BYTES", 8 * n * 21)
+
+    def run() -> np.ndarray:
+        if metric == "partial":
+            return bs.bootstrap_partials(y, arms, covar, n_resamples=n_resamples, seed=seed)
+        return bs.bootstrap_arms(y, arms, metric, n_resamples=n_resamples, seed=seed)
+
+    with bs.RESAMPLED.disabled():
+        with bs.DRAWN.disabled(), bs.TARGETS.disabled():
+            streamed = run()
+        bs.DRAWN.clear()
+        bs.TARGETS.clear()
+        kept = run()  # draws and keeps the counts (and Spearman's target)
+        again = run()  # from the kept counts (and target)
+    assert bs.DRAWN.misses == 1 and bs.DRAWN.hits == 1
+    assert bs.TARGETS.hits == (2 if metric == "spearman" else 0)  # its ranks and sums
+    np.testing.assert_array_equal(kept, streamed)
+    np.testing.assert_array_equal(again, streamed)
+    counts = bs.drawn_counts(n, n_resamples, seed)
+    assert counts is not None and counts.dtype == np.uint8  # 120 draws at most fit a byte
+    np.testing.assert_array_equal(counts.T, bs.multiplicities(resample_indices(n, 103, 4), n))
+
+
+def test_draws_larger_than_the_memo_are_not_kept(monkeypatch):
+    """A draw the memo cannot hold is drawn block by block each time and never kept."""
+    n, n_resamples = 300, 40
+    monkeypatch.setattr(bs.DRAWN, "max_bytes", n * n_resamples * 2 - 1)  # counts need uint16
+    bs.DRAWN.clear()
+    assert bs.drawn_counts(n, n_resamples, 0) is None
+    y, a, b = _arms(n, 3)
+    blocks = _spy_blocks(monkeypatch)
+    with bs.RESAMPLED.disabled():
+        first = paired_bootstrap(y, a, b, n_resamples=n_resamples, seed=0)
+        second = paired_bootstrap(y, a, b, n_resamples=n_resamples, seed=0)
+    assert first == second and len(bs.DRAWN) == 0
+    assert sum(rows for rows, _ in blocks) == 2 * n_resamples  # drawn afresh both times
+
+
+def test_a_kept_target_serves_only_its_own_target_and_resamples():
+    """Another target, another seed or another B finds no kept target of the first."""
+    n = 60
+    y, a, b = _arms(n, 8)
+    bs.TARGETS.clear()
+    with bs.RESAMPLED.disabled():
+        first = bs.bootstrap_arms(y, {"a": a}, n_resamples=50, seed=1)
+        assert bs.TARGETS.hits == 0 and len(bs.TARGETS) == 2
+        for other_y, seed, resamples in ((b, 1, 50), (y, 2, 50), (y, 1, 49)):
+            fresh = bs.bootstrap_arms(other_y, {"a": a}, n_resamples=resamples, seed=seed)
+            with bs.TARGETS.disabled(), bs.DRAWN.disabled():
+                expected = bs.bootstrap_arms(other_y, {"a": a}, n_resamples=resamples, seed=seed)
+            np.testing.assert_array_equal(fresh, expected)
+        assert bs.TARGETS.hits == 0
+        np.testing.assert_array_equal(bs.bootstrap_arms(y, {"a": a}, n_resamples=50, seed=1), first)
+    assert bs.TARGETS.hits == 2

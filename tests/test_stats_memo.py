@@ -143,3 +143,55 @@ def test_paired_partials_equal_paired_bootstrap_partial_per_pair():
         }
     fast = paired_partials(y, {"ab": (a, b), "ba": (b, a)}, overall, 120, 4)
     assert fast == plain
+
+
+def test_a_memo_reads_what_another_process_shared(tmp_path):
+    """Two memos sharing a folder stand for two kernels of one report: what one computed
+    the other reads, the same bytes; an unreadable file is a miss; unshared, nothing is
+    written."""
+    first, second = ArrayMemo("a", max_bytes=1 << 20), ArrayMemo("b", max_bytes=1 << 20)
+    value = np.linspace(0, 1, 7)
+    first.put("k", value)
+    assert not list(tmp_path.iterdir())
+    first.share(tmp_path / "shared")
+    second.share(tmp_path / "shared")
+    assert not (tmp_path / "shared").exists()  # made when first written
+    first.put("k", value)
+    got = second.get("k")
+    np.testing.assert_array_equal(got, value)
+    assert got.dtype == value.dtype and second.hits == second.shared_hits == 1
+    assert [p.name for p in (tmp_path / "shared").iterdir()] == ["k.npy"]
+    (tmp_path / "shared" / "k.npy").write_bytes(b"not an array")
+    assert ArrayMemo("c", max_bytes=1 << 20).get("k") is None  # never shared: a miss
+    third = ArrayMemo("c", max_bytes=1 << 20)
+    third.share(tmp_path / "shared")
+    assert third.get("k") is None and third.misses == 1
+
+
+def test_bootstrap_columns_another_kernel_shared_are_not_computed_again(tmp_path, monkeypatch):
+    """A report's kernels share bootstrap columns through the folder of their fits: a
+    kernel whose own memo is empty reads them instead of resampling, bit for bit."""
+    from judgepanel.stats import bootstrap as bs
+    from judgepanel.studies.common.fitcache import RESAMPLED_FOLDER, share_fits
+
+    y, a, b = _data(seed=4)
+    RESAMPLED.clear()
+    alone = bootstrap_arms(y, {"a": a, "b": b}, "kendall_b", n_resamples=150, seed=2)
+    share_fits(tmp_path)
+    try:
+        RESAMPLED.clear()
+        first = bootstrap_arms(y, {"a": a, "b": b}, "kendall_b", n_resamples=150, seed=2)
+        assert len(list((tmp_path / RESAMPLED_FOLDER).glob("*.npy"))) == 2
+        RESAMPLED.clear()  # as a fresh kernel
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("resampled again although the folder holds the columns")
+
+        monkeypatch.setattr(bs, "_resampled_arms", refuse)
+        again = bootstrap_arms(y, {"b": b, "a": a}, "kendall_b", n_resamples=150, seed=2)
+    finally:
+        share_fits(None)
+        RESAMPLED.clear()
+    assert RESAMPLED.shared is None
+    np.testing.assert_array_equal(first, alone)
+    np.testing.assert_array_equal(again, alone[:, ::-1])

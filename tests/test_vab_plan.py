@@ -122,3 +122,17 @@ def test_score_then_rank_finds_every_score_it_reads(tmp_path, sim_server, monkey
     assert ranked.fused is not None and ranked.fused.n_train == len(target)
     assert (ranked.ties["n_tasks"] == len(tasks)).all()
     assert (ranked.ties["n_failed"] == 0).all()
+
+
+def test_a_plan_given_is_the_plan_scored(tmp_path, sim_server, monkeypatch):
+    """``score_settings(plans=...)`` sends the plan it is given (00 plans once for scoring
+    and coverage); a dataset it is not given is planned as before."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
+    runs = _project(tmp_path, ["aurora", "basalt"])
+    send = {"endpoint": Endpoint.at(sim_server.base_url), "progress": False}
+    settings = resolve_settings(ScoreRequest(run="t-vab", runs_file=runs, options=send))
+    plan = plan_target(settings.targets[0], settings)
+    given = score_settings(settings, echo=False, plans={"vab": plan[:5]})
+    assert (given.planned, given.sent, given.failed) == (5, 5, 0)
+    rest = score_settings(settings, echo=False, plans={"elsewhere": plan[:1]})
+    assert (rest.planned, rest.skipped, rest.sent) == (len(plan), 5, len(plan) - 5)

@@ -222,18 +222,29 @@ def closing_note(
     return "\n".join(lines)
 
 
-def score_settings(settings: ScoreSettings, *, echo: bool = True) -> RunSummary:
+def score_settings(
+    settings: ScoreSettings,
+    *,
+    echo: bool = True,
+    plans: Mapping[str, Sequence[CallSpec]] | None = None,
+) -> RunSummary:
     """Plan and send every target of ``settings`` as ``settings.send`` says; the ceiling
     spans all of them.
 
     With ``send.batch`` the calls go through the provider's batch API
-    (:func:`judgepanel.core.batch.run_batches`), else online.
+    (:func:`judgepanel.core.batch.run_batches`), else online. ``plans`` holds, by dataset,
+    a plan the caller already made with :func:`plan_target` for the same run (a notebook
+    that also checks the plan's coverage plans once); a dataset it lacks is planned here.
     """
     send = settings.send
     summaries: list[RunSummary] = []
+    planned = plans or {}
     with Store(settings.store) as store:
         for target in settings.targets:
-            specs = plan_target(target, settings)
+            if target.name in planned:
+                specs = list(planned[target.name])
+            else:
+                specs = plan_target(target, settings)
             remaining = None
             if send.max_cost is not None:
                 remaining = max(0.0, send.max_cost - sum(s.spend for s in summaries))
@@ -271,6 +282,7 @@ def score_run(
     max_cost: float | None = None,
     progress: bool = True,
     limit_share: float = 1.0,
+    plans: Mapping[str, Sequence[CallSpec]] | None = None,
 ) -> RunSummary:
     """Score one run of ``papermill_runs.yaml`` (the entry point of notebooks and reports).
 
@@ -279,6 +291,7 @@ def score_run(
     ``config`` is the runs file already parsed (else ``runs_file`` is read). ``max_cost``
     replaces the profile's ceiling, like ``--max-cost``; ``limit_share`` is this process's
     part of each model's rate limits, when several processes score against one key at once.
+    ``plans``: the run's plans the caller already made, by dataset (:func:`score_settings`).
     """
     request = ScoreRequest(
         run=run_name,
@@ -293,4 +306,4 @@ def score_run(
         },
         source="score_run",
     )
-    return score_settings(resolve_settings(request), echo=progress)
+    return score_settings(resolve_settings(request), echo=progress, plans=plans)

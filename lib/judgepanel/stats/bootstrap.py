@@ -60,6 +60,18 @@ RESAMPLED = ArrayMemo("resampled metrics", max_bytes=128 * 2**20)
 arm: the same family or fused arm is compared with several others in one notebook, and its
 column of resampled metrics does not depend on what it is compared with."""
 
+DRAWN = ArrayMemo("bootstrap draw counts", max_bytes=64 * 2**20)
+"""Each (n, B, seed)'s draw counts, items x resamples in the smallest unsigned type that
+holds n: every bootstrap of a notebook draws the same resamples of the same images, so
+they are drawn and counted once (10 MB for 500 images and B = 10,000). A draw larger than
+the memo (AVA's 255,000 images) is drawn a block at a time, as it always was."""
+
+TARGETS = ArrayMemo("bootstrap targets", max_bytes=128 * 2**20)
+"""What Spearman needs of a target on the resamples of :data:`DRAWN` (its weighted ranks
+and their sums of squares, :class:`~judgepanel.stats.correlation.RankedTarget`), by target
+and resamples: every arm of a notebook is compared with the same human mean on the same
+resamples (40 MB for 500 images and B = 10,000; the three datasets of 04 fit)."""
+
 # Cells per chunk of draw counts (items x resamples): 2 MB of float64, so that the
 # several passes over a chunk stay in cache. Kendall's tau uses larger chunks, so that
 # its matrix products are few and large.
@@ -267,7 +279,13 @@ def _count_chunks(
     if draws is not None and (indices is not None or weights is not None):
         raise ValueError("give draws= alone, without indices= or weights=")
     rows = max(1, cells // max(n, 1))
-    if draws is not None:
+    if draws is not None and (drawn := drawn_counts(n, *draws)) is not None:
+        total = draws[0]
+        chunks = (
+            np.ascontiguousarray(drawn[:, i : i + rows], dtype=np.float64)
+            for i in range(0, total, rows)
+        )
+    elif draws is not None:
         total, seed = draws
         blocks = resample_blocks(n, total, seed, block_rows(n, total, rows))
         chunks = (
@@ -290,6 +308,33 @@ def _count_chunks(
         total = counts.shape[1]
         chunks = (counts[:, i : i + rows] for i in range(0, total, rows))
     return total, chunks
+
+
+def drawn_counts(n: int, n_resamples: int, seed: int) -> NDArray[np.unsignedinteger] | None:
+    """All the draw counts of ``resample_indices(n, n_resamples, seed)``, items x
+    resamples, from :data:`DRAWN` or drawn once and kept there; None when they are larger
+    than the memo holds (the caller then draws them a block at a time).
+
+    Column b is row b's ``bincount``: the chunks :func:`_count_chunks` cuts from it are the
+    float arrays :func:`draw_counts` makes of the same resamples, bit for bit.
+    """
+    _check_sizes(n, n_resamples)
+    dtype = np.min_scalar_type(n)
+    if not DRAWN.enabled or n * n_resamples * dtype.itemsize > DRAWN.max_bytes:
+        return None
+    key = digest("draw counts", n, n_resamples, seed)
+    stored = DRAWN.get(key)
+    if stored is None:
+        stored = np.empty((n, n_resamples), dtype=dtype)
+        start = 0
+        for block in resample_blocks(n, n_resamples, seed):
+            rows = block.shape[0]
+            flat = (block + n * np.arange(rows)[:, None]).ravel()
+            counts = np.bincount(flat, minlength=rows * n).reshape(rows, n)
+            stored[:, start : start + rows] = counts.T
+            start += rows
+        DRAWN.put(key, stored)
+    return stored
 
 
 def _arms_matrix(arms: Mapping[str, ArrayLike] | ArrayLike, n: int) -> tuple[list[str], NDArray]:
@@ -329,11 +374,15 @@ def _resampled_arms(
     y_ties = TieGroups(y)
     x_ties = [TieGroups(a) for a in arms]
     pair_signs = [PairSigns(y, a) for a in arms] if metric == "kendall_b" else []
+    key = _target_key(y, draws, cells) if metric == "spearman" else None
+    kept = _kept_targets(key, n, total, cells)
+    made: list[RankedTarget] = []
     start = 0
-    for counts in chunks:
+    for k, counts in enumerate(chunks):
         rows = slice(start, start + counts.shape[1])
         if metric == "spearman":
-            target = RankedTarget(y_ties, counts)
+            target = kept[k] if kept else RankedTarget(y_ties, counts)
+            made.append(target)
             for j, ties in enumerate(x_ties):
                 out[rows, j] = target.spearman(ties, counts)
         else:
@@ -342,7 +391,45 @@ def _resampled_arms(
                 cd = pair_signs[j].con_minus_dis(counts)
                 out[rows, j] = tau_b_from_parts(counts, cd, ty, ties.tied_pairs(counts))
         start += counts.shape[1]
+    if key is not None and not kept:
+        _keep_targets(key, made, n)
     return out
+
+
+def _target_key(y: NDArray[np.float64], draws: Draws | None, cells: int) -> str | None:
+    """The :data:`TARGETS` key of ``y`` on ``draws`` cut in chunks of ``cells`` (None: the
+    resamples were given, not drawn, or the target is too large to keep)."""
+    if draws is None or not TARGETS.enabled or 8 * y.size * draws[0] > TARGETS.max_bytes:
+        return None
+    return digest("spearman target", y, *draws, cells)
+
+
+def _kept_targets(key: str | None, n: int, total: int, cells: int) -> list[RankedTarget]:
+    """The chunks' targets :func:`_keep_targets` kept under ``key``, as they were made
+    (each chunk's array its own contiguous copy), or an empty list."""
+    weighted = TARGETS.get(key) if key is not None else None
+    sum_sq = TARGETS.get(key + " sum_sq") if weighted is not None else None
+    if weighted is None or sum_sq is None:
+        return []
+    rows = max(1, cells // max(n, 1))
+    return [
+        RankedTarget.kept(
+            np.ascontiguousarray(weighted[k, :, : min(rows, total - first)]),
+            sum_sq[first : first + rows].copy(),
+        )
+        for k, first in enumerate(range(0, total, rows))
+    ]
+
+
+def _keep_targets(key: str, made: list[RankedTarget], n: int) -> None:
+    """Keep the chunks' targets under ``key``: their weighted ranks stacked chunk by chunk
+    (the last chunk padded), their sums of squares end to end."""
+    rows = made[0].weighted.shape[1]
+    weighted = np.zeros((len(made), n, rows))
+    for k, target in enumerate(made):
+        weighted[k, :, : target.weighted.shape[1]] = target.weighted
+    TARGETS.put(key, weighted)
+    TARGETS.put(key + " sum_sq", np.concatenate([t.sum_sq for t in made]))
 
 
 def resampled_metric(

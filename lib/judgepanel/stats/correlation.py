@@ -223,6 +223,13 @@ class RankedTarget:
         self.weighted = counts * ranks[ties.group]
         self.sum_sq = np.einsum("kb,kb->b", within * ranks, ranks)
 
+    @classmethod
+    def kept(cls, weighted: NDArray[np.float64], sum_sq: NDArray[np.float64]) -> RankedTarget:
+        """The target made earlier on the same counts, from its two arrays."""
+        target = cls.__new__(cls)
+        target.weighted, target.sum_sq = weighted, sum_sq
+        return target
+
     def spearman(self, ties: TieGroups, counts: NDArray[np.float64]) -> NDArray[np.float64]:
         """Rho of another variable (its ``ties``) with this one, per resample."""
         ranks, within = ties.centred_ranks(counts)

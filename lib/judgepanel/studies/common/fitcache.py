@@ -10,21 +10,25 @@ estimator whose randomness is not pinned (``random_state=None`` or a generator) 
 parameters have no stable description is never memoised.
 
 The notebooks of one report run in separate kernels and fit some of the same combiners
-(03's trios again in 04, 02's arms among 04's baselines). Once :func:`share_fits` names a
-folder, each fit made is also written to it and read from it by the other kernels: the
-report hands its kernels a folder of its own (their setup call passes it on), empty when it
-starts and removed when it ends, so no fit outlives the code and the machine that made it.
+(03's trios again in 04, 02's arms among 04's baselines), and bootstrap some of the same
+arms (03's trio sweep again in 04's retest, 04's logprob arms again in 09). Once
+:func:`share_fits` names a folder, each fit made, and each arm's column of resampled
+metrics (:data:`judgepanel.stats.bootstrap.RESAMPLED`, in its subfolder
+:data:`RESAMPLED_FOLDER`), is also written to it and read from it by the other kernels:
+the report hands its kernels a folder of its own (their setup call passes it on), empty
+when it starts and removed when it ends, so nothing in it outlives the code and the
+machine that made it.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from judgepanel.stats.memo import ArrayMemo, digest
+from judgepanel.stats.bootstrap import RESAMPLED
+from judgepanel.stats.memo import ArrayMemo, digest, load_array, save_array
 
 FITS = ArrayMemo("out-of-fold fits", max_bytes=64 * 2**20)
 """The process's out-of-fold predictions (a few kB each)."""
@@ -34,9 +38,15 @@ _SHARED: list[Path] = []
 none is shared); set by :func:`share_fits`."""
 
 
+RESAMPLED_FOLDER = "resampled"
+"""The subfolder of the shared folder that holds the bootstrap columns."""
+
+
 def share_fits(folder: str | Path | None) -> None:
-    """Share this process's fits in ``folder`` from now on (``None``: share none)."""
+    """Share this process's fits and bootstrap columns in ``folder`` from now on
+    (``None``: share none)."""
     _SHARED[:] = [Path(folder)] if folder else []
+    RESAMPLED.share(Path(folder) / RESAMPLED_FOLDER if folder else None)
 
 
 class Uncacheable(TypeError):
@@ -99,23 +109,11 @@ def _shared(key: str | None) -> Path | None:
 def load_shared(key: str | None) -> np.ndarray | None:
     """The predictions another kernel of this report stored under ``key``, or None."""
     path = _shared(key)
-    if path is None or not path.is_file():
-        return None
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError):
-        return None  # unreadable: the fit is made again
+    return None if path is None else load_array(path)  # unreadable: the fit is made again
 
 
 def save_shared(key: str | None, predictions: np.ndarray) -> None:
     """Store ``predictions`` for the other kernels of this report (whole or not at all)."""
     path = _shared(key)
-    if path is None:
-        return
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            np.save(f, np.asarray(predictions, np.float64), allow_pickle=False)
-        tmp.replace(path)  # atomic: a reader never sees half a file
-    except OSError:
-        tmp.unlink(missing_ok=True)  # sharing is an economy, never a failure
+    if path is not None:
+        save_array(path, np.asarray(predictions, np.float64))
