@@ -52,7 +52,7 @@ class FreshState:
     """What :func:`snapshot` recorded in a kernel that had just started."""
 
     cwd: str
-    environ: dict[str, str]
+    variables: dict[str, str]
     path: list[str]
     filters: list[Any]
     rc: dict[str, Any] = field(default_factory=dict)
@@ -69,7 +69,7 @@ class FreshState:
         shell.reset(new_session=True)
         os.chdir(self.cwd)
         os.environ.clear()
-        os.environ.update(self.environ)
+        os.environ.update(self.variables)
         sys.path[:] = self.path
         warnings.filters[:] = self.filters
         warnings._filters_mutated()  # type: ignore[attr-defined]
@@ -131,7 +131,7 @@ def snapshot() -> FreshState:
     """Record this kernel's state (call it once, before the first notebook)."""
     state = FreshState(
         cwd=os.getcwd(),
-        environ=dict(os.environ),
+        variables=dict(os.environ),
         path=list(sys.path),
         filters=list(warnings.filters),
         loggers=_loggers(),

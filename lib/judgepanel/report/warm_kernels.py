@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from judgepanel.errors import JudgepanelError
 from judgepanel.report.kernels import kernel_manager, thread_environment
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ SETUP_SECONDS = 120
 """How long a warm-up or a restore may take before the kernel is given up."""
 
 
-class KernelSetupError(RuntimeError):
+class KernelSetupError(JudgepanelError):
     """A warm kernel could not be started, warmed or put back."""
 
 
