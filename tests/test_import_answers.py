@@ -135,6 +135,10 @@ def test_a_bad_file_and_a_conflicting_answer_are_refused(study, capsys) -> None:
     _answers().rename(columns={"score": "value"}).to_csv(bad, index=False)
     assert _import(study, bad) == 1
     assert "missing column(s) score; unknown column(s) value" in capsys.readouterr().err
+    _answers().drop(columns=["score"]).to_csv(bad, index=False)  # missing only
+    assert _import(study, bad) == 1
+    err = capsys.readouterr().err
+    assert "missing column(s) score; the columns are " in err and "; ;" not in err, err
     assert _import(study) == 0
     capsys.readouterr()
     changed = _answers()

@@ -186,10 +186,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
     missing = [c for c in REQUIRED if c not in columns]
     unknown = [c for c in columns if c not in (*REQUIRED, *OPTIONAL)]
     if missing or unknown:
-        what = f"missing column(s) {', '.join(missing)}" if missing else ""
-        what += ("; " if what else "") + (
-            f"unknown column(s) {', '.join(unknown)}" if unknown else ""
-        )
+        parts = [f"missing column(s) {', '.join(missing)}"] if missing else []
+        parts += [f"unknown column(s) {', '.join(unknown)}"] if unknown else []
+        what = "; ".join(parts)
         raise AnswersError(
             f"{path}: {what}; the columns are {', '.join(REQUIRED)} and optionally "
             f"{', '.join(OPTIONAL)}, separated by commas, semicolons or tabs"
