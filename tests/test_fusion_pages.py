@@ -387,8 +387,14 @@ def test_headroom_figures_and_caption(blocks) -> None:
     partitions = pd.DataFrame({"dataset": ["x"] * 3 + ["y"] * 3, "block": ["pre"] * 6,
                                "delta_rho": [0.01, 0.02, 0.03, 0.0, 0.01, 0.02],
                                "reference": [False, False, True] * 2})  # fmt: skip
+    before = np.random.get_state()[1].copy()
     fig, keys = headroom_page.partitions_figure(partitions, ["x", "y"], 2)
+    again, _ = headroom_page.partitions_figure(partitions, ["x", "y"], 2)
     assert [ax.get_title() for ax in fig.axes] == ["x", "y"]
+    first, second = ([c.get_offsets().tolist() for ax in f.axes for c in ax.collections]
+                     for f in (fig, again))  # fmt: skip
+    assert first == second and first[0] != [[0.0, 0.01], [0.0, 0.02]]  # jittered, alike
+    assert (np.random.get_state()[1] == before).all()  # the global state left as it was
     assert [k.get_label() for k in keys] == ["a random partition"]
     gran = pd.DataFrame([{"dataset": d, "metric": m, "family": f, "k": k, "mean": 0.1 * k,
                           "rounded": 0.05 * k} for d in ("x",) for m in ("spearman", "kendall_b")
