@@ -141,13 +141,25 @@ def test_an_interrupted_write_leaves_no_world_that_looks_complete(tmp_path, monk
 
 
 def test_bad_parameters_fail_before_anything_is_written(tmp_path, capsys):
-    assert main(["data", "synth", "--out", str(tmp_path), "--n-images", "0", "--only", "eva"]) == 2
+    assert main(["data", "synth", "--out", str(tmp_path), "--n-images", "0", "--only", "eva"]) == 1
     assert "n_images must be positive" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_simulator_answers_bad_input_with_the_table_s_code(tmp_path, capsys):
+    """``data synth`` and ``sim-server`` exit as every command does on bad input."""
+    from judgepanel.cli import exit_codes
+    from judgepanel_sim import exit_codes as sim_codes
+
+    assert (sim_codes.OK, sim_codes.BAD_INPUT) == (exit_codes.OK, exit_codes.BAD_INPUT)
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models: [not, a, table]\n")
+    assert main(["sim-server", "--prices", str(prices), "--port", "0"]) == exit_codes.BAD_INPUT
+    assert capsys.readouterr().err.count("\n") == 1
+
+
 def test_unknown_world_is_an_error(tmp_path, capsys):
-    assert main(["data", "synth", "--out", str(tmp_path), "--only", "eva,avaa"]) == 2
+    assert main(["data", "synth", "--out", str(tmp_path), "--only", "eva,avaa"]) == 1
     assert "avaa" in capsys.readouterr().err
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from judgepanel.core.local_sim import SimConfig
+from judgepanel_sim.exit_codes import BAD_INPUT
 
 
 def build_parser(prog: str = "python -m judgepanel_sim") -> argparse.ArgumentParser:
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m judgepanel_sim") 
         config = SimConfig.from_args(args)
     except ValueError as exc:
         print(f"judgepanel sim-server: {exc}", file=sys.stderr)
-        return 2
+        return BAD_INPUT
     from judgepanel_sim.judges.server import serve_command  # the server stack, only here
 
     return serve_command(config, host=args.host, port=args.port, port_file=args.port_file)

@@ -35,6 +35,7 @@ from joblib import Parallel, delayed
 from judgepanel.core.config import ScoringDesign
 from judgepanel.core.prompts import DIMENSIONS
 from judgepanel.studies.common.rubric_plan import plan_images
+from judgepanel_sim.exit_codes import BAD_INPUT
 from judgepanel_sim.judges.inprocess import score_specs
 from judgepanel_sim.world.files import write_images
 from judgepanel_sim.world.mechanism import Mechanism
@@ -209,5 +210,5 @@ def pool_command(out: Path, *, n_images: int, seed: int, n_jobs: int) -> int:
         build_pool(out, n_images=n_images, seed=seed, n_jobs=n_jobs)
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", flush=True)
-        return 2
+        return BAD_INPUT
     return 0

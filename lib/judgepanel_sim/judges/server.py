@@ -58,6 +58,7 @@ import numpy as np
 import uvloop
 
 from judgepanel.core.local_sim import SimConfig
+from judgepanel_sim.exit_codes import BAD_INPUT, OK
 from judgepanel_sim.judges import responses, sse
 from judgepanel_sim.judges.batches import (
     LINES_PER_SLICE,
@@ -781,10 +782,10 @@ def serve_command(config: SimConfig, *, host: str, port: int, port_file: Path | 
             load_prices(config.prices)
         except ValueError as exc:
             print(f"judgepanel sim-server: {exc}", file=sys.stderr)
-            return 2
+            return BAD_INPUT
     try:
         uvloop.run(serve(config, host, port, port_file))
     except OSError as exc:
         print(f"judgepanel sim-server: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return BAD_INPUT
+    return OK

@@ -31,6 +31,7 @@ import pandas as pd
 from judgepanel.datasets import load_dataset
 from judgepanel.stats import noise_ceiling, spearman
 from judgepanel_sim import portable as P
+from judgepanel_sim.exit_codes import BAD_INPUT
 from judgepanel_sim.world import files, posters
 from judgepanel_sim.world.aesthetic import (
     LATENT_CORRELATION,
@@ -643,5 +644,5 @@ def synth_command(
         )
     except (ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return BAD_INPUT
     return 0
