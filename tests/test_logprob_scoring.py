@@ -26,7 +26,11 @@ from judgepanel.core.score_logprobs import LogprobScoring, score_token
 from judgepanel.core.sendconfig import ClientOptions
 from judgepanel.core.store import Store
 from judgepanel.report.verdict_check import VERDICT_WORDS
-from judgepanel.studies.common.rubric_plan import LOGPROB_CALL_TYPES, plan_images
+from judgepanel.studies.common.rubric_plan import (
+    LOGPROB_CALL_TYPE_OF,
+    LOGPROB_CALL_TYPES,
+    plan_images,
+)
 from judgepanel.studies.fusion.logprob import logprob_summary
 from judgepanel.studies.fusion.parameters import FusionParameters
 from judgepanel.studies.fusion.plan import logprob_scoring
@@ -117,14 +121,14 @@ def test_a_logprob_plan_asks_each_prompt_once(tmp_path: Path):
     sampled = plan_images(images, fams, design, dataset="eva")
     once = plan_images(images, fams, design, dataset="eva", logprob=LogprobScoring())
     assert len(sampled) == 2 * (25 + 5 * 3) and len(once) == 2 * (1 + 5)
-    assert {s.key.call_type for s in once} == set(LOGPROB_CALL_TYPES.values())
+    assert {s.key.call_type for s in once} == set(LOGPROB_CALL_TYPES)
     assert all(s.key.repetition == 0 and dict(s.extra_body)["top_logprobs"] == 20 for s in once)
     # the same prompts under the same key fields, the call type aside
     first = {(s.key.item, s.key.dimension): s.key for s in sampled if s.key.repetition == 0}
     for s in once:
         twin = first[(s.key.item, s.key.dimension)]
         assert s.key.prompt_hash == twin.prompt_hash and s.key.rubric_sha == twin.rubric_sha
-        assert LOGPROB_CALL_TYPES[twin.call_type] == s.key.call_type
+        assert LOGPROB_CALL_TYPE_OF[twin.call_type] == s.key.call_type
 
 
 def test_logprob_scoring_against_the_simulator(sim_server, tmp_path: Path, monkeypatch):

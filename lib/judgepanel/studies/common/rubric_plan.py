@@ -25,12 +25,16 @@ from judgepanel.datasets.vab import image_mime
 SCORE_MAX_TOKENS = 200
 """Completion cap of a rubric call: the JSON score and a one-sentence reason fit in ~60."""
 
-LOGPROB_CALL_TYPES: dict[str, str] = {
+LOGPROB_CALL_TYPE_OF: dict[str, str] = {
     "holistic": "holistic_logprob",
     "dimension": "dimension_logprob",
 }
 """The stored call type of a rubric prompt asked once with logprobs (``prompt_mode:
-logprob``); its prompt, rubric hash and other key fields are the sampled prompt's."""
+logprob``), by the sampled prompt's call type; its prompt, rubric hash and other key fields
+are the sampled prompt's."""
+
+LOGPROB_CALL_TYPES: tuple[str, ...] = tuple(LOGPROB_CALL_TYPE_OF.values())
+"""The call types a logprob run adds to the sampled calls."""
 
 LOGPROB_BODY: tuple[tuple[str, object], ...] = (("logprobs", True), ("top_logprobs", TOP_LOGPROBS))
 """The request fields of a logprob call."""
@@ -109,7 +113,7 @@ def plan_images(
             ``families`` need (the others get every call type of ``call_types``). The plan stays
             image-major, so each image is still encoded once.
         logprob: ask each holistic and dimension prompt once, with logprobs, read by this
-            (call types ``LOGPROB_CALL_TYPES``; ``None``: sample them k and R times).
+            (call types ``LOGPROB_CALL_TYPE_OF``; ``None``: sample them k and R times).
         rubric: the rubric whose prompts, parsers and hash the calls get (default: the
             project's ``rubric/`` folder).
 
@@ -150,8 +154,8 @@ def plan_images(
         chars = _text_chars(rubric.messages(call_type, dim, "<image>"))
         stored = call_type
         parsing: dict[str, Any] = {"parse": rubric.parser(call_type, dim)}
-        if logprob is not None and call_type in LOGPROB_CALL_TYPES:
-            stored, reps = LOGPROB_CALL_TYPES[call_type], min(reps, 1)
+        if logprob is not None and call_type in LOGPROB_CALL_TYPE_OF:
+            stored, reps = LOGPROB_CALL_TYPE_OF[call_type], min(reps, 1)
             reader = _logprob_reader(logprob, rubric, call_type, dim)
             parsing.update(extra_body=LOGPROB_BODY, parse_choice=reader)
         prompts.append(

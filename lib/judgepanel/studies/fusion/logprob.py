@@ -32,7 +32,7 @@ def logprob_records(calls: pd.DataFrame) -> pd.DataFrame:
     """The ok logprob calls of ``calls`` (a store frame with ``parsed``), one row each:
     item, family, kind, dimension, score, sampled, source, fallback, valid_mass,
     logprobs_mode."""
-    rows = calls[calls["kind"].isin(list(LOGPROB_CALL_TYPES.values())) & (calls["status"] == "ok")]
+    rows = calls[calls["kind"].isin(LOGPROB_CALL_TYPES) & (calls["status"] == "ok")]
     out = []
     for row in rows.itertuples(index=False):
         rec = json.loads(row.parsed)

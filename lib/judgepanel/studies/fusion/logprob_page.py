@@ -17,8 +17,8 @@ from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 from judgepanel.claims import wording
 from judgepanel.claims.rows import Claim
 from judgepanel.core.frames import read_calls
+from judgepanel.studies.common.rubric_plan import LOGPROB_CALL_TYPES
 from judgepanel.studies.fusion import logprob_designs, logprob_fused
-from judgepanel.studies.fusion.recipe_logprob import LOGPROB_CALL_TYPES
 
 SAMPLED_CALL_TYPES: tuple[str, ...] = ("holistic", "dimension")
 """The call types of the sampled answers the logprob calls are set against."""

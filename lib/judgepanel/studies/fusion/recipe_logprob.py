@@ -18,9 +18,6 @@ from judgepanel.core.config import Price, ScoringDesign
 from judgepanel.studies.fusion import logprob_designs as lpd
 from judgepanel.studies.fusion import logprob_fused as lpf
 
-LOGPROB_CALL_TYPES = ("holistic_logprob", "dimension_logprob")
-"""The call kinds a logprob run adds to the sampled calls."""
-
 
 def cheaper_options(
     calls: pd.DataFrame,
