@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from judgepanel.core.client import api_key_from_env, scrub
+from judgepanel.core.client import api_key_from_env, scrub, scrub_value
 
 KEY = "sk-jp-DISTINCTIVE-9f3c7e21a4b86d05"
 
@@ -141,3 +141,22 @@ def test_an_echoed_key_is_scrubbed_from_answers(sim_server_factory, tmp_path: Pa
     assert df.parsed.str.contains("[redacted]", regex=False).all()
     assert KEY.encode() not in store_bytes(store)
     assert KEY not in export.read_text()
+
+
+def test_scrub_value_scrubs_every_string_and_key_as_scrub_does(monkeypatch) -> None:
+    """The secrets are read once for a whole value, and texts too short to hold one are
+    kept unscanned: every string comes out as `scrub` gives it alone."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    api_key_from_env()
+    value = {
+        "score": 7,
+        "reason": f"it said {KEY} and Bearer tok.en",
+        "distribution": {"1": 0.25, "10": 0.75, KEY: 1.0},
+        "notes": ["ok", "sk-", "sk-abcdef12", ("bear", None, 2.5)],
+    }
+    out = scrub_value(value)
+    assert out["score"] == 7 and out["distribution"]["1"] == 0.25
+    assert out["reason"] == scrub(value["reason"]) and KEY not in out["reason"]
+    assert list(out["distribution"]) == ["1", "10", scrub(KEY)] == ["1", "10", "[redacted]"]
+    assert out["notes"] == ["ok", "sk-", "[redacted]", ("bear", None, 2.5)]
+    assert out["notes"][:3] == [scrub(s) for s in value["notes"][:3]]

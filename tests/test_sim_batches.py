@@ -4,13 +4,21 @@ lines judgepanel sends: files, batches, listing by metadata, cancelling, validat
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import time
+from pathlib import Path
 
 import openai
 import pytest
 
 from judgepanel.core.local_sim import SimConfig, start_sim_server
+from judgepanel.core.prompts import bytes_data_url
+from judgepanel.core.rubric import load_rubric
+from judgepanel_sim.judges import marginal
+from judgepanel_sim.judges.protocol import compact_json
+from judgepanel_sim.judges.server import SimApp
 
 
 def _line(cid: str, model: str = "sim-cobalt-v1", seed: int | None = 1) -> str:
@@ -119,3 +127,68 @@ def test_bad_requests_get_openai_errors(client: openai.OpenAI) -> None:
                               completion_window="24h")  # fmt: skip
     with pytest.raises(openai.NotFoundError):
         client.batches.retrieve("batch_none")
+
+
+def _masked(body: object) -> bytes:
+    """A response body's bytes with its random id and its clock field blanked."""
+    return re.sub(rb'"(id|created)":("chatcmpl-[0-9a-f]+"|\d+)', b"", compact_json(body))
+
+
+def test_a_slice_of_lines_is_answered_as_each_line_alone(make_jpeg) -> None:
+    """Batch lines answered together (their score distributions worked out on one grid)
+    get the bytes and bills each gets alone: logprob and sampled lines, several families,
+    prompts and temperatures, a model that sends no logprobs, malformed answers and a
+    request that is refused."""
+    rubric = load_rubric()
+    urls = [bytes_data_url(make_jpeg(seed), "image/jpeg") for seed in (1, 2)]
+    bodies = []
+    for i, (model, url) in enumerate(
+        itertools.product(["sim-aurora-v1", "sim-dune-v1", "sim-ember-v1"], urls)
+    ):
+        for j, (call_type, dim) in enumerate([("holistic", ""), ("dimension", "composition")]):
+            body = {
+                "model": model,
+                "messages": rubric.messages(call_type, dim, url),
+                "temperature": [0.3, 1.0, 0.0][(i + j) % 3],
+                "max_tokens": 200,
+                "seed": 10 * i + j,
+            }
+            if (i + j) % 4:
+                body.update(logprobs=True, top_logprobs=[20, 2, 0][(i + j) % 3])
+            bodies.append(body)
+    bodies.insert(3, {"model": "sim-unknown", "messages": bodies[0]["messages"]})
+    items = [(body, -(n + 1)) for n, body in enumerate(bodies)]
+    config = SimConfig(malformed_rate=0.3, report_cost=True)
+    together = SimApp(config).lines_answer(items)
+    marginal._WORKED_OUT._data.clear()
+    marginal._MEMO._data.clear()
+    alone = [SimApp(config).line_answer(body, counter) for body, counter in items]
+    assert [r[0] for r in together] == [r[0] for r in alone] and together[3][0] == 404
+    assert [r[2] for r in together] == [r[2] for r in alone]
+    assert [_masked(r[1]) for r in together] == [_masked(r[1]) for r in alone]
+    assert sum(b"top_logprobs" in _masked(r[1]) for r in together) >= 4
+
+
+def test_batches_are_answered_one_at_a_time_in_the_order_they_were_created(
+    tmp_path: Path,
+) -> None:
+    """The first batch is answered whole before the second begins: its results can be
+    read while the server answers the next one (all three wait half a second first, so
+    they are all open when the answering starts)."""
+    ledger = tmp_path / "ledger.jsonl"
+    with start_sim_server(SimConfig(ledger=ledger, batch_delay_s=0.5)) as server:
+        client = openai.OpenAI(api_key="sim-local", base_url=server.base_url)
+        made = []
+        for b in range(3):
+            data = "\n".join(_line(f"b{b}-{i}", seed=100 * b + i) for i in range(40)).encode()
+            upload = client.files.create(file=(f"in{b}.jsonl", data), purpose="batch")
+            made.append(
+                client.batches.create(
+                    input_file_id=upload.id,
+                    endpoint="/v1/chat/completions",
+                    completion_window="24h",
+                ).id
+            )
+        assert [_wait(client, b).status for b in made] == ["completed"] * 3
+    billed = [json.loads(x)["batch"] for x in ledger.read_text().splitlines()]
+    assert billed == [b for b in made for _ in range(40)]

@@ -10,6 +10,7 @@ servers report by default).
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 
@@ -23,7 +24,9 @@ from judgepanel.core.prompts import bytes_data_url
 from judgepanel.core.rubric import load_rubric
 from judgepanel_sim.judges import marginal
 from judgepanel_sim.judges.families import FAMILIES
-from judgepanel_sim.judges.protocol import parse_chat
+from judgepanel_sim.judges.logprobs import answer_logprobs
+from judgepanel_sim.judges.marginal import NODES, ScoreMarginal
+from judgepanel_sim.judges.protocol import RawJSON, compact_json, parse_chat
 from judgepanel_sim.judges.server import answer_chat, score_marginal, sim_request
 
 DRAWS = 2000
@@ -131,6 +134,7 @@ def test_the_marginal_draws_nothing_and_is_repeatable(urls):
     first = score_marginal(req)
     assert req.rng.bit_generator.state == before
     marginal._MEMO._data.clear()
+    marginal._WORKED_OUT._data.clear()
     assert score_marginal(req) == first
 
 
@@ -170,3 +174,91 @@ def test_the_whole_grid_equals_the_node_by_node_reference_bit_for_bit(lo, hi):
                 family.score_logits_grid(z0 + sd * x, lo, hi), temperature
             )
             assert np.array_equal(ref.view(np.int64), fast.view(np.int64))
+
+
+def _answer_cases() -> list[tuple[str, ScoreMarginal | None, bool]]:
+    """Answers of every shape the handlers write, with and without a score distribution."""
+    peaked = ScoreMarginal(1, tuple(math.log(p) for p in [0.05] * 8 + [0.3, 0.3]))
+    point = ScoreMarginal(1, tuple(0.0 if k == 7 else -math.inf for k in range(10)))
+    texts = [
+        '{"score": 7, "reason": "A cluttered frame and an awkwardly placed subject."}',
+        'Score: 9/10 — très lumineux, {braces} and 100% "quotes"\n',
+        "B",
+        "The best is C, the worst is A.",
+        "8",
+        "",
+    ]
+    return [
+        (text, dist, truncated)
+        for text in texts
+        for dist in (None, peaked, point)
+        for truncated in (False, True)
+    ]
+
+
+def test_logprobs_written_as_json_are_the_encoded_entries():
+    """The JSON a batch line or an answer carries is written from cached pieces: the same
+    text the encoder writes of the entries, after the same draws, for every top and
+    temperature, with a score token or without, cut or not."""
+    checked = 0
+    for text, dist, truncated in _answer_cases():
+        for top in (0, 1, 3, 20):
+            for temperature in (0.0, 0.3, 1.3):
+                a, b = np.random.default_rng(checked), np.random.default_rng(checked)
+                written = answer_logprobs(text, top, a, temperature, dist, truncated, as_json=True)
+                entries = answer_logprobs(text, top, b, temperature, dist, truncated)
+                assert isinstance(written, RawJSON)
+                assert written.text == json.dumps(
+                    entries, separators=(",", ":"), ensure_ascii=False
+                )
+                assert a.bit_generator.state == b.bit_generator.state
+                checked += 1
+    assert checked == 6 * 3 * 2 * 4 * 3
+
+
+def test_a_non_finite_logprob_is_written_as_the_encoder_writes_it():
+    odd = ScoreMarginal(1, (math.nan,) + (-1.0,) * 9)
+    text = '{"score": 1, "reason": "x"}'
+    written = answer_logprobs(text, 3, np.random.default_rng(1), 0.3, odd, as_json=True)
+    entries = answer_logprobs(text, 3, np.random.default_rng(1), 0.3, odd)
+    assert isinstance(written, RawJSON) and "NaN" in written.text
+    assert written.text == json.dumps(entries, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_a_raw_value_is_put_in_the_body_as_it_is():
+    raw = RawJSON('[{"token":"7","logprob":-0.5}]')
+    body = {"a": [1, {"content": raw}], "b": "é"}
+    expect = {"a": [1, {"content": json.loads(raw.text)}], "b": "é"}
+    plain = json.dumps(expect, separators=(",", ":"), ensure_ascii=False).encode()
+    assert compact_json(body) == plain
+    # a text of the body that reads like the placeholder: written the plain way
+    lookalike = {**body, "c": "\ue000raw0\ue000"}
+    assert (
+        compact_json(lookalike)
+        == json.dumps(
+            {**expect, "c": "\ue000raw0\ue000"}, separators=(",", ":"), ensure_ascii=False
+        ).encode()
+    )
+
+
+def test_marginals_worked_out_together_have_the_bits_of_each_alone():
+    """A batch slice's distributions, worked out on one stacked grid, equal each one worked
+    out alone bit for bit, on every scale and family; and once worked out they are found."""
+    rng = np.random.default_rng(5)
+    for family in FAMILIES.values():
+        for lo, hi in [(1, 10), (0, 9), (1, 5), (0, 100)]:
+            temperature = float(rng.choice([0.1, 0.3, 1.0]))
+            z0s = rng.normal(0, 1.5, 8).tolist()
+            sds = (np.abs(rng.normal(0.5, 0.4, 8)) + 1e-3).tolist()
+            together = marginal._gaussian_rows(family, z0s, sds, lo, hi, temperature, NODES)
+            for z0, sd, made in zip(z0s, sds, together, strict=True):
+                alone = marginal._gaussian_rows(family, [z0], [sd], lo, hi, temperature, NODES)
+                bits = np.array(made.logprobs).view(np.int64)
+                assert np.array_equal(bits, np.array(alone[0].logprobs).view(np.int64))
+            asked = zip(z0s, sds, strict=True)
+            marginal.precompute((family, z0, sd, lo, hi, temperature) for z0, sd in asked)
+            found = marginal.gaussian_marginal(family, z0s[3], sds[3], lo, hi, temperature)
+            assert found is marginal._WORKED_OUT.get(
+                (family,), (z0s[3], sds[3], lo, hi, temperature, NODES)
+            )
+            assert found == together[3]

@@ -43,7 +43,7 @@ from judgepanel_sim.judges.handlers import (
     reason_for,
 )
 from judgepanel_sim.judges.latents import LatentCue, find_latent
-from judgepanel_sim.judges.marginal import ScoreMarginal, gaussian_marginal
+from judgepanel_sim.judges.marginal import Impression, ScoreMarginal, gaussian_marginal
 from judgepanel_sim.judges.protocol import ImageView
 
 HOLISTIC_SHARE = 0.85
@@ -226,14 +226,20 @@ class AnyRubricHandler:
             return format_score(score + 1, reason, fmt)
         return '{"' + (fmt.score_key if fmt.kind == "json" else "score") + '": "' + level[:1]
 
-    def score_marginal(self, req: SimRequest) -> ScoreMarginal | None:
-        """The distribution an integer answer is drawn from (None for a levels answer,
-        whose score token is a word)."""
+    def score_impression(self, req: SimRequest) -> Impression | None:
+        """What :meth:`score_marginal` integrates (None for a levels answer, whose score
+        token is a word)."""
         asked = parse_dimension(req.system_text, req.user_text)
         if asked is None or asked.levels is not None or not req.images:
             return None
         z0, sd, _ = impression(req.family, req.images[0], asked, req.temperature)
-        return gaussian_marginal(req.family, z0, sd, asked.lo, asked.hi, req.temperature)
+        return req.family, z0, sd, asked.lo, asked.hi, req.temperature
+
+    def score_marginal(self, req: SimRequest) -> ScoreMarginal | None:
+        """The distribution an integer answer is drawn from (None for a levels answer,
+        whose score token is a word)."""
+        asked = self.score_impression(req)
+        return None if asked is None else gaussian_marginal(*asked)
 
 
 def describe_dimension(title: str, asks: str = "") -> str:

@@ -5,6 +5,9 @@ batch validates the file (one model, unique ``custom_id``s, the batch's endpoint
 answers its lines in the server's own process, on its event loop between other requests,
 without an HTTP request per line: each body goes through the same parser and judges as an
 online request, so a line carrying an online request's ``seed`` gets that request's answer.
+Batches are answered one at a time, in the order they were created, as a provider's queue
+would take them: the first ends while the later ones wait, so a client reads its results
+while the server answers the next, instead of all of them ending together.
 Answers go to an output file, failed lines to an error file, both of OpenAI's line shape
 ``{id, custom_id, response: {status_code, request_id, body}, error}``.
 
@@ -27,7 +30,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from judgepanel_sim.judges.formdata import parse_form
-from judgepanel_sim.judges.protocol import ApiError
+from judgepanel_sim.judges.protocol import ApiError, compact_json
 
 BATCH_ENDPOINTS = ("/v1/chat/completions",)
 """The endpoints a simulated batch may target."""
@@ -167,7 +170,7 @@ def _line_out(custom_id: str, status: int | None, body: Any, error: Any = None) 
         "response": response,
         "error": error,
     }
-    return json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    return compact_json(line) + b"\n"
 
 
 def _list_page(items: list[dict[str, Any]], query: dict[str, list[str]]) -> dict[str, Any]:
@@ -225,6 +228,9 @@ class BatchDesk:
         self.files: dict[str, SimFile] = {}
         self.batches: dict[str, SimBatch] = {}
         self._tasks: set[asyncio.Task] = set()
+        # one batch answered at a time, oldest first (a lock wakes its waiters in order): the
+        # first batch ends while the others wait, and its results can be read meanwhile
+        self._turn = asyncio.Lock()
 
     # -- dispatch --------------------------------------------------------------------------
 
@@ -414,7 +420,8 @@ class BatchDesk:
         return lines
 
     async def _run(self, batch: SimBatch) -> None:
-        """Validate, wait, answer every line, and write the output and error files."""
+        """Validate, wait, then answer every line and write the output and error files, in
+        the batches' turn: one batch at a time, in the order they were created."""
         behaviour = self.behaviour
         lines = self._validate(batch)
         if batch.errors is not None:
@@ -423,6 +430,12 @@ class BatchDesk:
         batch.total = len(lines)
         if behaviour.delay_s:
             await asyncio.sleep(behaviour.delay_s)
+        async with self._turn:
+            await self._answer(batch, lines)
+
+    async def _answer(self, batch: SimBatch, lines: list[tuple[str, dict[str, Any]]]) -> None:
+        """Answer the lines of ``batch`` (up to its expiry, or a cancel) and end it."""
+        behaviour = self.behaviour
         output: list[bytes] = []
         errors: list[bytes] = []
         done = 0

@@ -11,7 +11,9 @@ Plug-in interface (stable; other modules code against it):
   cached features), re-exported here.
 - :class:`Handler`: ``name``, ``matches(req)``, ``answer(req)``, ``malformed(req)``; a
   handler whose answer carries a sampled score may also define ``score_marginal(req)``,
-  the distribution that score is drawn from, which the score token's logprobs report.
+  the distribution that score is drawn from, which the score token's logprobs report,
+  and ``score_impression(req)``, the Gaussian impression that distribution integrates
+  (so that a batch's lines have theirs worked out together, ``marginal.precompute``).
 - ``REGISTRY``: ``"module:Class"`` paths, resolved lazily into ``HANDLERS`` on first use,
   so a plug-in module may import this one without an import cycle. To add a handler,
   add one line near the top of ``REGISTRY`` (task-specific handlers before the rubric
@@ -38,7 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from judgepanel_sim.judges.families import CUES, DIMENSIONS, Family, IdentityMemo, cues
-from judgepanel_sim.judges.marginal import ScoreMarginal, score_marginal
+from judgepanel_sim.judges.marginal import Impression, ScoreMarginal, score_marginal
 from judgepanel_sim.judges.protocol import ImageView
 
 
@@ -494,6 +496,15 @@ class _ScoreHandler:
             return "..."
         score, reason, lo, hi, fmt = self._verdict(req)
         return malformed_score(req, score, reason, lo, hi, fmt)
+
+    def score_impression(self, req: SimRequest) -> Impression | None:
+        """What :meth:`score_marginal` integrates, to work several out at once."""
+        if not req.images:
+            return None
+        image = req.images[0]
+        lo, hi = read_scale(req.text)
+        dim, t = self._dimension(req), req.temperature
+        return (req.family, *req.family.impression(image.features, image.digest, dim, t), lo, hi, t)
 
     def score_marginal(self, req: SimRequest) -> ScoreMarginal | None:
         """The distribution ``answer``'s score is drawn from (no draw from ``req.rng``)."""

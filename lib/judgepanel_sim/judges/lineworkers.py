@@ -29,7 +29,7 @@ def _start(build: Callable[[Any], Any], config: Any) -> None:
 
 
 def _answer(items: Sequence[tuple[dict[str, Any], int]]) -> list[LineResult]:
-    return [_APP.line_answer(body, counter) for body, counter in items]
+    return _APP.lines_answer(items)
 
 
 class LineWorkers:

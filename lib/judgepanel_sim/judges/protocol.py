@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import math
+import re
 import threading
 import time
 import uuid
@@ -66,13 +67,51 @@ FEATURE_CACHE_SIZE = 4096
 PIXEL_CACHE_SIZE = 64
 
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+@dataclass(frozen=True, slots=True)
+class RawJSON:
+    """A value already written as compact JSON: :func:`compact_json` puts ``text`` in its
+    place as it is (a token's log-probabilities are written from cached pieces, far
+    cheaper than the encoder's walk over a thousand small objects)."""
+
+    text: str
+
+
+_RAW_SLOT = re.compile('"\ue000raw([0-9]+)\ue000"')
 
 
 def compact_json(obj: Any) -> bytes:
-    """``obj`` as compact UTF-8 JSON, as every response body is written (one encoder for
-    all, rather than a new one per call as ``json.dumps`` with options builds)."""
-    return _COMPACT.encode(obj).encode("utf-8")
+    """``obj`` as compact UTF-8 JSON, as every response body is written, each
+    :class:`RawJSON` in it as its text.
+
+    A raw value is first written as a placeholder string of private-use characters,
+    then replaced; should a text of the body read like a placeholder, the raw values are
+    decoded and the body written again, the same bytes either way.
+    """
+    raws: list[str] = []
+
+    def slot(value: Any) -> str:
+        if not isinstance(value, RawJSON):
+            raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+        raws.append(value.text)
+        return f"\ue000raw{len(raws) - 1}\ue000"
+
+    text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=slot).encode(obj)
+    if raws:
+        if len(_RAW_SLOT.findall(text)) != len(raws):
+            return compact_json(_decoded(obj))
+        text = _RAW_SLOT.sub(lambda m: raws[int(m[1])], text)
+    return text.encode("utf-8")
+
+
+def _decoded(obj: Any) -> Any:
+    """``obj`` with each :class:`RawJSON` in it decoded."""
+    if isinstance(obj, RawJSON):
+        return json.loads(obj.text)
+    if isinstance(obj, dict):
+        return {k: _decoded(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_decoded(v) for v in obj]
+    return obj
 
 
 class ApiError(Exception):
@@ -615,7 +654,7 @@ class Answer:
     content: str
     completion_tokens: int
     finish_reason: str
-    logprobs: list[dict[str, Any]] | None = None
+    logprobs: list[dict[str, Any]] | RawJSON | None = None
 
 
 def usage_body(

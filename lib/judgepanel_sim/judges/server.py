@@ -70,8 +70,8 @@ from judgepanel_sim.judges.caching import PromptCache
 from judgepanel_sim.judges.families import Family, family_for_model
 from judgepanel_sim.judges.handlers import SimRequest, find_handler
 from judgepanel_sim.judges.lineworkers import LineResult, LineWorkers
-from judgepanel_sim.judges.logprobs import answer_logprobs
-from judgepanel_sim.judges.marginal import ScoreMarginal
+from judgepanel_sim.judges.logprobs import answer_logprobs, tokens
+from judgepanel_sim.judges.marginal import Impression, ScoreMarginal, precompute
 from judgepanel_sim.judges.pricing import (
     DEFAULT_PRICES,
     PriceTable,
@@ -468,7 +468,7 @@ class SimApp:
             enabled = gc.isenabled()
             gc.disable()
             try:
-                results = [self.line_answer(body, counter) for body, counter in items]
+                results = self.lines_answer(items)
             finally:
                 if enabled:
                     gc.enable()
@@ -484,13 +484,47 @@ class SimApp:
     def line_answer(self, body: dict[str, Any], counter: int) -> LineResult:
         """One batch line's status, response body and bill (the arguments of ``_bill``;
         None for an error), given the counter the server assigned it; bills nothing."""
+        return self.lines_answer([(body, counter)])[0]
+
+    def lines_answer(self, items: Sequence[tuple[dict[str, Any], int]]) -> list[LineResult]:
+        """:meth:`line_answer` of each ``(body, counter)``, in order.
+
+        The score distributions of the logprob answers among them are worked out together
+        first (`judgepanel_sim.judges.marginal.precompute`), with the bits each has alone.
+        """
+        asked = [self._line_request(body, counter) for body, counter in items]
+        precompute(
+            imp
+            for line in asked
+            if not isinstance(line, ApiError)
+            if line[0].logprobs and not line[2] and line[1].model not in NO_LOGPROBS_MODELS
+            if (imp := score_impression(line[1])) is not None
+        )
+        return [self._line_result(line) for line in asked]
+
+    def _line_request(
+        self, body: dict[str, Any], counter: int
+    ) -> tuple[ParsedChat, SimRequest, bool] | ApiError:
+        """A batch line parsed, with its generator and whether it is answered malformed;
+        the error its body gets instead, if it is not a valid request."""
         cfg = self.config
         malformed = (
             _uniforms(cfg.seed, counter, 1)[0] < cfg.malformed_rate if cfg.malformed_rate else False
         )
         try:
             chat = parse_chat(body)
-            answers = self._answers(chat, counter, malformed, "")
+        except ApiError as err:
+            return err
+        return chat, sim_request(chat, cfg.seed, counter), malformed
+
+    def _line_result(self, line: tuple[ParsedChat, SimRequest, bool] | ApiError) -> LineResult:
+        """The answer of one parsed batch line (see :meth:`line_answer`)."""
+        if isinstance(line, ApiError):
+            return line.status, line.body(), None
+        chat, req, malformed = line
+        cfg = self.config
+        try:
+            answers = self._answers(chat, req, malformed, "")
         except ApiError as err:
             return err.status, err.body(), None
         prompt_tokens = chat.prompt_tokens()
@@ -602,7 +636,7 @@ class SimApp:
             chat = self._parse(raw, responses_api)
         answers = self._answers(
             chat,
-            counter,
+            sim_request(chat, cfg.seed, counter),
             u_malformed < cfg.malformed_rate,
             self._bearer(scope) if cfg.echo_key else "",
         )
@@ -648,12 +682,12 @@ class SimApp:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _answers(
-        self, chat: ParsedChat, counter: int, malformed: bool, bearer: str
+        self, chat: ParsedChat, req: SimRequest, malformed: bool, bearer: str
     ) -> list[Answer]:
-        """The request's sampled answers, ``n`` or one for an alias that ignores ``n``
-        (one generator, drawn in turn); the first is :func:`answer_chat`'s."""
+        """The sampled answers of ``chat`` (``req``: as a handler sees it), ``n`` or one
+        for an alias that ignores ``n`` (one generator, drawn in turn); the first is
+        :func:`answer_chat`'s."""
         cfg = self.config
-        req = sim_request(chat, cfg.seed, counter)
         out = []
         for _ in range(chat.choices):
             text = answer_text(req, malformed=malformed)
@@ -661,9 +695,11 @@ class SimApp:
                 text = _echo(text, bearer)
             content, completion_tokens, finish = truncate_answer(text, chat.max_tokens)
             logprobs = None
-            if chat.logprobs:
-                # Made even for a model that sends none: they draw from the generator that
-                # the request's next choice is sampled from.
+            if chat.logprobs and req.model in NO_LOGPROBS_MODELS:
+                # None sent, but drawn all the same: the logprobs draw one uniform a token
+                # from the generator that the request's next choice is sampled from
+                req.rng.random(len(tokens(content)))
+            elif chat.logprobs:
                 logprobs = answer_logprobs(
                     content,
                     chat.top_logprobs,
@@ -671,9 +707,8 @@ class SimApp:
                     chat.temperature,
                     None if malformed else score_marginal(req),
                     truncated=finish == "length",
+                    as_json=not chat.stream,  # a stream sends them a token at a time
                 )
-                if req.model in NO_LOGPROBS_MODELS:
-                    logprobs = None
             out.append(Answer(content, completion_tokens, finish, logprobs))
         return out
 
@@ -683,6 +718,16 @@ def score_marginal(req: SimRequest) -> ScoreMarginal | None:
     handler writes no sampled score (VAB and VisionQ letters keep descriptive logprobs)."""
     marginal = getattr(find_handler(req), "score_marginal", None)
     return marginal(req) if marginal is not None else None
+
+
+def score_impression(req: SimRequest) -> Impression | None:
+    """What :func:`score_marginal` of ``req`` integrates, ``None`` where its handler does
+    not say or cannot read the request (its answer then reports why)."""
+    impression = getattr(find_handler(req), "score_impression", None)
+    try:
+        return impression(req) if impression is not None else None
+    except (ValueError, ApiError):
+        return None
 
 
 def _echo(text: str, token: str) -> str:

@@ -96,6 +96,7 @@ def ingest_chunk(
     records: dict[str, LineRecord] = {rec.custom_id: rec for rec in book.lines(chunk.chunk)}
     history = reask_history(store, [specs[c] for c in records], custom_id)
     latency = max(0.0, time.time() - chunk.created)
+    price_of = {model: batch_price(price) for model, price in prices.items()}
     got = CallCounts()
     rows: list[tuple[CallKey, CallResult]] = []
     seen: set[str] = set()
@@ -127,7 +128,7 @@ def ingest_chunk(
                     line,
                     provider,
                     seed=rec.seed,
-                    price=batch_price(prices[spec.key.model]),
+                    price=price_of[spec.key.model],
                     bound=bound,
                     reasks_before=history.get(line.custom_id, 0),
                     max_reasks=max_reasks,

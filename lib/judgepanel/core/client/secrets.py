@@ -26,13 +26,23 @@ _KEY_VARIABLES: set[str] = {API_KEY_ENV}
 """The variables a key was read from in this process: :func:`scrub` hides their values."""
 
 
-def scrub(text: str, secret: str | None = None) -> str:
-    """``text`` with the API key (and anything shaped like a key or bearer token) removed:
-    ``secret`` when given, else the value of every variable a key was read from."""
-    secrets = [secret] if secret is not None else [os.environ.get(v) for v in _KEY_VARIABLES]
+def _secrets(secret: str | None) -> list[str]:
+    """The values to hide: ``secret`` when given, else every key variable's (if long
+    enough to be told from ordinary text)."""
+    values = [secret] if secret is not None else [os.environ.get(v) for v in _KEY_VARIABLES]
+    return [v for v in values if v and len(v) >= 4]
+
+
+_SHORTEST_HIT = 4
+"""A text shorter than this holds no secret (at least 4 characters), no key-shaped token
+(``sk-`` and 6 more) and no bearer token: it is kept as it is, unscanned."""
+
+
+def _scrubbed(text: str, secrets: list[str]) -> str:
+    if len(text) < _SHORTEST_HIT:
+        return text
     for value in secrets:
-        if value and len(value) >= 4:
-            text = text.replace(value, "[redacted]")
+        text = text.replace(value, "[redacted]")
     if "sk-" in text:
         text = _TOKEN_PATTERNS[0].sub("[redacted]", text)
     if "bearer" in text.lower():  # what the second pattern needs to match at all
@@ -40,15 +50,25 @@ def scrub(text: str, secret: str | None = None) -> str:
     return text
 
 
+def scrub(text: str, secret: str | None = None) -> str:
+    """``text`` with the API key (and anything shaped like a key or bearer token) removed:
+    ``secret`` when given, else the value of every variable a key was read from."""
+    return _scrubbed(text, _secrets(secret))
+
+
 def scrub_value(value: Any, secret: str | None = None) -> Any:
     """``value`` (a parsed answer: JSON-like lists, dicts and scalars) with every string
-    passed through :func:`scrub`."""
+    passed through :func:`scrub` (the secrets are read once for all of them)."""
+    return _scrub_value(value, _secrets(secret))
+
+
+def _scrub_value(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, str):
-        return scrub(value, secret)
+        return _scrubbed(value, secrets)
     if isinstance(value, dict):
-        return {scrub(str(k), secret): scrub_value(v, secret) for k, v in value.items()}
+        return {_scrubbed(str(k), secrets): _scrub_value(v, secrets) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(scrub_value(v, secret) for v in value)
+        return type(value)(_scrub_value(v, secrets) for v in value)
     return value
 
 
