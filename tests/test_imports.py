@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from judgepanel.cli import main
 from judgepanel.datasets import DatasetError
@@ -140,3 +141,39 @@ def test_06_analyses_run_on_two_official_files(tmp_path):
     pairs = visionq.judge_pairs(preds, rotation=0, n_resamples=200, seed=0)
     assert len(pairs) == 1 and pairs.iloc[0]["a"] == "or_sim-basalt-v1_p1"
     assert pairs.iloc[0]["delta"] == pytest.approx(5 / 8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("run", "notebook", "what", "fixture", "table"),
+    [
+        ("test-vab", "05_vab", "vab-results", VAB, "table_vab_degradation"),
+        ("test-visionq", "06_visionq", "visionq-predictions", VQ, "table_visionq_overall"),
+    ],
+)
+def test_notebooks_read_what_the_command_imports(tmp_path, run, notebook, what, fixture, table):
+    # As a user does: import the harness's file on the command line, then run the notebook
+    # with it as its 'predictions' (no store: imported answers need none). The fixtures' few
+    # tasks hold no set of four or more images (05) and no question text (06).
+    from small_project import SEED, runs_yaml
+
+    from judgepanel.core.config import load_config
+    from judgepanel.report.execute import execute_notebook, no_page
+    from judgepanel_sim.world.vab import write_vab
+    from judgepanel_sim.world.visionq import write_visionq
+
+    write_vab(tmp_path / "synth" / "synth-vab", SEED, n_tasks=4)
+    write_visionq(tmp_path / "synth" / "synth-visionq", SEED, n_papers=2)
+    runs_file = tmp_path / "papermill_runs.yaml"
+    runs_file.write_text(yaml.safe_dump(runs_yaml(tmp_path), sort_keys=False))
+    imported = tmp_path / "imported.csv"
+    assert main(["import", what, str(fixture), "--out", str(imported)]) == 0
+    config = load_config(runs_file)
+    overrides = {"predictions": [str(imported)], "n_resamples": 200}
+    result = execute_notebook(
+        config, config.run(run), notebook, tmp_path / "out", overrides=overrides, render=no_page
+    )
+    assert result.ok, result.error
+    tables = tmp_path / "out" / run / "tables"
+    assert len(pd.read_csv(tables / f"{table}.csv").columns) > 1
+    assert not (tables / "table_visionq_pairs.csv").exists()

@@ -87,6 +87,9 @@ def test_an_unknown_leaf_is_named(bench):
         build_pairs(questions)
     with pytest.raises(ValueError, match="rejected must be one of"):
         build_pairs(questions, rejected="first")
+    # imported predictions carry no question text nor images: the columns are named
+    with pytest.raises(ValueError, match=r"lack column\(s\) question, image_paths"):
+        build_pairs(questions.drop(columns=["question", "image_paths"]))
 
 
 def test_the_command_writes_pairs_and_report(bench, tmp_path, capsys):

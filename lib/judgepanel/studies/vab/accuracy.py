@@ -79,6 +79,13 @@ def accuracy_table(
     return out.loc[:, [*cols, "n_failed", "n_missing"]].reset_index(drop=True)
 
 
+DEGRADATION_COLUMNS: tuple[str, ...] = (
+    "judge", "metric", "stat", "n_small", "n_large", "small", "large", "delta",
+    "ci_low", "ci_high", "chance_small", "chance_large",
+)  # fmt: skip
+"""The columns of :func:`size_degradation`, kept when it has no row."""
+
+
 def size_degradation(
     scores: pd.DataFrame, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> pd.DataFrame:
@@ -91,7 +98,7 @@ def size_degradation(
         delta; the two groups resampled independently, as they hold different tasks),
         chance_small, chance_large.
     """
-    rows = []
+    rows = []  # none when the tasks lack pairs or sets of four or more: the columns remain
     for (judge, metric), sub in scores.groupby(["judge", "metric"], sort=True):
         small = sub.loc[sub["k"] == 2]
         large = sub.loc[sub["k"] >= 4]
@@ -120,7 +127,7 @@ def size_degradation(
                     "chance_large": float(large[f"chance_{stat}"].mean()),
                 }
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(DEGRADATION_COLUMNS))
 
 
 def compare_judges(

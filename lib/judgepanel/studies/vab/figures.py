@@ -86,9 +86,12 @@ def size_figure(
 
     Args:
         size: :func:`~judgepanel.studies.vab.summary.accuracy_wide` rows by ``k``.
-        palette: each family's colour in the report.
+        palette: each family's colour in the report (others, such as a judge imported
+            from the harness's files, take matplotlib's cycle).
     """
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), sharex=True)
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = {f: palette.get(f, cycle[i % len(cycle)]) for i, f in enumerate(families)}
     ks = sorted(size["k"].unique())
     offsets = np.linspace(-0.16, 0.16, len(families))
     for col, metric in enumerate(("top1", "tb1")):
@@ -105,7 +108,7 @@ def size_figure(
                     ms=4,
                     lw=1.2,
                     capsize=2,
-                    color=palette[family],
+                    color=colours[family],
                     label=family,
                 )
             base = sub.drop_duplicates("k").sort_values("k")

@@ -125,6 +125,17 @@ def pass3_kept(acc: pd.DataFrame, metric: str = "tb1") -> pd.Series:
     return (rows["pass3"] / rows["ap1"]).replace([float("inf"), -float("inf")], float("nan"))
 
 
+def degradation_rows(degradation: pd.DataFrame, metric: str, stat: str) -> pd.DataFrame:
+    """One metric and stat's rows of a size-degradation table, indexed by judge; empty when
+    the tasks lack pairs or sets of four or more (as in a harness's file of a few tasks).
+
+    Args:
+        degradation: :func:`~judgepanel.studies.vab.accuracy.size_degradation` rows.
+    """
+    keep = degradation["metric"].eq(metric) & degradation["stat"].eq(stat)
+    return degradation.loc[keep].drop(columns=["metric", "stat"]).set_index("judge")
+
+
 @dataclass(frozen=True)
 class Rankers:
     """The score-then-rank judges of a page.

@@ -86,11 +86,15 @@ def build_pairs(
         seed: the split's seed.
 
     Raises:
-        ValueError: an unknown ``rejected`` rule, or a question whose leaf the taxonomy
-            does not know (its criterion and definition would be missing), naming it.
+        ValueError: an unknown ``rejected`` rule, questions without their text or images
+            (as imported predictions are), or a question whose leaf the taxonomy does not
+            know (its criterion and definition would be missing), naming it.
     """
     if rejected not in REJECTED_CHOICES:
         raise ValueError(f"rejected must be one of {REJECTED_CHOICES}, got {rejected!r}")
+    missing = [c for c in ("question", "image_paths") if c not in questions.columns]
+    if missing:
+        raise ValueError(f"questions lack column(s) {', '.join(missing)}: pairs need them")
     taxonomy = load_taxonomy()
     rows = []
     for q in questions.itertuples(index=False):
