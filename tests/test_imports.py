@@ -177,3 +177,19 @@ def test_notebooks_read_what_the_command_imports(tmp_path, run, notebook, what, 
     tables = tmp_path / "out" / run / "tables"
     assert len(pd.read_csv(tables / f"{table}.csv").columns) > 1
     assert not (tables / "table_visionq_pairs.csv").exists()
+
+
+@pytest.mark.parametrize("study", ["vab", "visionq"])
+def test_one_predictions_file_may_be_named_alone(study):
+    """``-p predictions=results.json`` is a list of one file; a list stays a list."""
+    from judgepanel.cli.report import parse_overrides
+    from judgepanel.studies.vab.parameters import VabParameters
+    from judgepanel.studies.visionq.parameters import VisionqParameters
+
+    model = {"vab": VabParameters, "visionq": VisionqParameters}[study]
+    alone = parse_overrides(["predictions=results.json"])
+    assert model(**alone).predictions == ["results.json"]
+    listed = parse_overrides(["predictions=[a.json, b.json]"])
+    assert model(**listed).predictions == ["a.json", "b.json"]
+    with pytest.raises(ValueError):
+        model(predictions=3)

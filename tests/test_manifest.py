@@ -145,3 +145,15 @@ def test_the_index_links_the_reports_of_other_profiles(tmp_path):
     found = other_studies(outputs, config)
     assert [s["href"] for s in found] == ["second/index.html"]
     assert found[0]["description"] == config.profile(found[0]["profile"]).description
+
+
+def test_a_table_without_columns_is_listed_not_a_crash(tmp_path):
+    """A notebook that failed after writing an empty frame leaves a CSV with no columns;
+    the manifest lists it (its digest differs from any real table's) instead of stopping
+    the report before it says which notebook failed."""
+    root = _report(tmp_path)
+    write_table(pd.DataFrame(), root / "demo-eva" / "tables" / "empty.csv")
+    write_manifest(root, "quick")
+    digests = read_manifest(root / MANIFEST_NAME).digests
+    assert "demo-eva/tables/empty.csv" in digests
+    assert digests["demo-eva/tables/empty.csv"] != digests["demo-eva/tables/ablation.csv"]

@@ -11,12 +11,21 @@ itself, or an override, must be one of the run's study's keys.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from judgepanel.core.config import Run
 from judgepanel.core.errors import ConfigError
+
+
+def _listed(value: object) -> object:
+    """One file named alone is a list of one."""
+    return [value] if isinstance(value, str) else value
+
+
+Files = Annotated[list[str], BeforeValidator(_listed)]
+"""A parameter naming files: a list, or one path alone (``-p predictions=results.json``)."""
 
 
 class StudyParameters(BaseModel):

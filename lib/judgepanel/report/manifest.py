@@ -78,8 +78,13 @@ def table_paths(outputs: Path) -> list[Path]:
 
 
 def canonical_table(path: Path) -> pd.DataFrame:
-    """A table as the manifest reads it: every cell as written, less :data:`RUN_MEASURES`."""
-    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    """A table as the manifest reads it: every cell as written, less :data:`RUN_MEASURES`.
+    A table written without columns (an empty frame's CSV) reads as an empty table: the
+    manifest then names it, and the report goes on to say which notebook failed."""
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
     measures = RUN_MEASURES.get(Path(path).stem, ())
     return table.drop(columns=[c for c in measures if c in table.columns])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from judgepanel.core.parameters import StudyParameters
+from judgepanel.core.parameters import Files, StudyParameters
 
 
 class VabParameters(StudyParameters):
@@ -21,5 +21,5 @@ class VabParameters(StudyParameters):
     vab_orders: int = 3
     vab_balanced: bool = True
     fusion_train: str = "para"
-    predictions: list[str] = Field(default_factory=list)
+    predictions: Files = Field(default_factory=list)
     predictions_judge: str | None = None

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from judgepanel.core.parameters import StudyParameters
+from judgepanel.core.parameters import Files, StudyParameters
 
 
 class VisionqParameters(StudyParameters):
@@ -20,6 +20,6 @@ class VisionqParameters(StudyParameters):
     """
 
     visionq_rotations: int = 0
-    predictions: list[str] = Field(default_factory=list)
+    predictions: Files = Field(default_factory=list)
     predictions_judge: str | None = None
     predictions_slice: Literal["eligible", "all"] = "eligible"
