@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
 import pytest
@@ -11,7 +13,13 @@ from PIL import Image
 from judgepanel.core.config import Price
 from judgepanel.core.endpoint import Endpoint
 from judgepanel.core.sendconfig import ClientOptions
-from judgepanel.studies.visionq import CompositeCache, composite_url, file_identity, plan_calls
+from judgepanel.studies.visionq import (
+    CompositeCache,
+    composite_url,
+    file_identity,
+    plan_calls,
+    protocol,
+)
 
 FAMILIES = {f: f"sim-{f}-v1" for f in ("aurora", "basalt", "cobalt", "dune", "ember")}
 
@@ -53,7 +61,9 @@ def test_each_composite_is_rendered_once_for_all_families(questions):
         urls.setdefault((spec.key.item, spec.key.repetition), set()).add(_url(spec))
     stats = cache.stats()
     assert stats.misses == 9 == len(urls)  # 2 + 3 + 4 rotations
-    assert stats.hits == len(specs) - 9
+    # the first composite is rendered by its first lookup; every later one was started
+    # ahead by the builds before it, so all its lookups are served (or wait for it)
+    assert stats.hits == len(specs) - 1
     assert all(len(u) == 1 for u in urls.values()), "every family sees the same composite"
     # the cached composite is the one rendered afresh from the rotated crops
     spec = next(
@@ -127,3 +137,54 @@ def test_the_scoring_path_renders_each_composite_once(questions, sim_server, tmp
     )
     assert summary.ok == len(specs)
     assert cache.stats().misses == 9
+
+
+def test_a_question_s_crops_are_fitted_once_for_all_its_rotations(questions, monkeypatch):
+    """The rotations of a question lay out one fit of its crops, and each composite is
+    byte for byte the one rendered afresh from the crops in its shown order."""
+    fits = CompositeCache(max_entries=8, size=lambda fit: 1)
+    monkeypatch.setattr(protocol, "FIT_CACHE", fits)
+    specs = plan_calls(questions, FAMILIES, cache=CompositeCache())
+    for spec in specs:
+        row = questions.set_index("id").loc[spec.key.item]
+        files, r = list(row["image_files"]), spec.key.repetition
+        shown = [files[(j + r) % len(files)] for j in range(len(files))]
+        assert _url(spec) == composite_url(shown)
+    assert fits.stats().misses == len(questions)
+
+
+def test_a_key_is_built_once_when_threads_ask_for_it_together():
+    cache = CompositeCache()
+    started, release = threading.Event(), threading.Event()
+    builds = []
+
+    def build():
+        builds.append(1)
+        started.set()
+        release.wait(5)
+        return "url"
+
+    cache.prefetch("k", build)
+    assert started.wait(5)
+    cache.prefetch("k", build)  # being built: not started again
+    with ThreadPoolExecutor(4) as pool:
+        waiting = [pool.submit(cache.get, "k", build) for _ in range(4)]
+        release.set()
+        assert [w.result(5) for w in waiting] == ["url"] * 4
+    assert builds == [1]
+    assert (cache.stats().misses, cache.stats().hits) == (1, 4)
+
+
+def test_a_prefetch_s_error_is_raised_by_the_lookup_that_waits_for_it():
+    cache = CompositeCache()
+    release = threading.Event()
+
+    def fail():
+        release.wait(5)
+        raise FileNotFoundError("bbox_9.png")
+
+    cache.prefetch("k", fail)
+    threading.Timer(0.05, release.set).start()
+    with pytest.raises(FileNotFoundError, match="bbox_9"):
+        cache.get("k", lambda: "never")
+    assert cache.get("k", lambda: "url") == "url", "a failed build is not kept"

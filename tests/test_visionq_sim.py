@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 import base64
+import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from PIL import Image, ImageDraw, ImageFilter
 from scipy.stats import binomtest
 
 from judgepanel.core.calls import AnswerError
+from judgepanel.core.local_sim import SimConfig
+from judgepanel.core.providers import OPENAI
 from judgepanel.datasets.visionq import load_questions
+from judgepanel.studies.visionq.cache import CompositeCache
 from judgepanel.studies.visionq.composite import build_composite, composite_png
 from judgepanel.studies.visionq.parse import parse_letter
 from judgepanel.studies.visionq.protocol import plan_calls, prompt_text, visionq_messages
-from judgepanel_sim.judges.visionq import criterion_cues, locate_tiles, read_question
+from judgepanel_sim.judges import perception, protocol
+from judgepanel_sim.judges.server import SimApp
+from judgepanel_sim.judges.visionq import (
+    GUTTER_TOL,
+    _near,
+    _tiles,
+    criterion_cues,
+    locate_tiles,
+    read_question,
+)
 from judgepanel_sim.world.visionq import write_visionq
 
 openai = pytest.importorskip("openai")
@@ -128,3 +142,64 @@ def test_judges_beat_chance_on_synthetic_questions(sim_server, tmp_path):
     pooled = sum(correct.values())
     assert binomtest(pooled, 5 * n, chance, alternative="greater").pvalue < 1e-3
     assert sum(c / n > chance for c in correct.values()) >= 4, (correct, chance)
+
+
+def test_near_is_the_all_channel_test_it_replaces():
+    """The grid reader's channel-at-a-time test marks the same pixels as comparing the
+    three channels together would (the slow form it replaced)."""
+    rng = np.random.default_rng(5)
+    img = rng.integers(60, 90, size=(40, 50, 3)).astype(np.int16)
+    for ref in (img[0, 0], np.array([72.0, 72.0, 80.0]), np.median(img[3:9, 4:30], axis=(0, 1))):
+        want = (np.abs(img - ref) <= GUTTER_TOL).all(axis=-1)
+        assert np.array_equal(_near(img, ref), want)
+        assert 0 < want.sum() < want.size  # both kinds of pixel occur
+
+
+def test_a_composite_sent_to_five_families_is_decoded_once_on_the_batch_path(
+    scene, tmp_path, monkeypatch
+):
+    """A batch carrying each rotation of a three-panel question to five families: the
+    server decodes each composite once, and measures each panel once, though it is shown
+    at another place in each rotation."""
+    files = []
+    for i, crop in enumerate(_crops(scene, 3, [0, 1.5, 3])):
+        files.append(tmp_path / f"bbox_{i}.png")
+        crop.save(files[-1])
+    questions = pd.DataFrame(
+        [
+            {
+                "id": "cvpr2025_0001__fig_1__row_1",
+                "question": "Which method demonstrates better sharpness?",
+                "n_choices": 3,
+                "image_files": [str(f) for f in files],
+                "image_paths": [f.name for f in files],
+            }
+        ]
+    )
+    families = {m.split("-")[1]: m for m in MODELS}
+    specs = plan_calls(questions, families, cache=CompositeCache())
+    bodies = [json.loads(OPENAI.request_body(s, s.build(), s.seed)) for s in specs]
+    assert len(bodies) == 3 * 5
+    for name in ("_HEADERS", "_B64_DIGESTS", "_FEATURES", "_PIXELS", "_DERIVED"):
+        monkeypatch.setattr(protocol, name, protocol.LRU(getattr(protocol, name).maxsize))
+    counts = {"decode": 0, "features": 0}
+
+    def counted(name, real):
+        def call(*args, **kwargs):
+            counts[name] += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(protocol, "_decode", counted("decode", protocol._decode))
+    monkeypatch.setattr(perception, "features", counted("features", perception.features))
+    results = SimApp(SimConfig(report_cost=True)).lines_answer(
+        [(body, -(i + 1)) for i, body in enumerate(bodies)]
+    )
+    assert [status for status, _, _ in results] == [200] * 15
+    assert counts == {"decode": 3, "features": 3}
+    # a panel's features read by its content are those read by its place in the image
+    url = bodies[0]["messages"][0]["content"][0]["image_url"]["url"]
+    view = protocol.ImageView.from_base64(url.split(",", 1)[1])
+    for box, digest in view.derived("visionq-tiles", _tiles):
+        assert view.region_features(box, digest) == view.region_features(box)

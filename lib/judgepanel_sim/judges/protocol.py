@@ -216,7 +216,7 @@ def _decode(data: bytes, where: str) -> tuple[np.ndarray, str]:
                     code="invalid_image",
                     param="messages",
                 )
-            rgb = np.asarray(img.convert("RGB"))
+            rgb = np.asarray(img if img.mode == "RGB" else img.convert("RGB"))
     except ApiError:
         raise
     except Exception as exc:  # Pillow raises many types for corrupt data
@@ -335,16 +335,21 @@ class ImageView:
         """
         return _DERIVED.get_or_make((self.digest, name), lambda: make(self.rgb))
 
-    def region_features(self, box: tuple[int, int, int, int]) -> dict[str, float]:
+    def region_features(
+        self, box: tuple[int, int, int, int], content: str | None = None
+    ) -> dict[str, float]:
         """Features of the crop ``box`` = (left, top, right, bottom) in px, cached.
 
         The box is clipped to the image; a crop smaller than ``perception.MIN_SIDE`` is
-        an error (ValueError), because its features would be meaningless.
+        an error (ValueError), because its features would be meaningless. ``content``, a
+        digest of the crop's own pixels and shape, keys the cache instead of the image and
+        box: the same crop shown in other images (a composite's panel in each of its
+        rotations) is then measured once, as the features depend on its pixels alone.
         """
         left, top, right, bottom = (int(v) for v in box)
         left, top = max(0, left), max(0, top)
         right, bottom = min(self.width, right), min(self.height, bottom)
-        key = (self.digest, left, top, right, bottom)
+        key: Hashable = ("content", content) if content else (self.digest, left, top, right, bottom)
         return _FEATURES.get_or_make(
             key, lambda: perception.features(self.rgb[top:bottom, left:right])
         )

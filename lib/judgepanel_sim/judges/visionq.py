@@ -214,6 +214,18 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]
 
 
+def _near(pixels: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Where every channel of ``pixels`` (... x 3) lies within ``GUTTER_TOL`` of ``ref``'s.
+
+    Compared a channel at a time: numpy reduces over a last axis of three slowly, and
+    this is the bulk of reading a composite's grid.
+    """
+    near = np.abs(pixels[..., 0] - ref[0]) <= GUTTER_TOL
+    for c in (1, 2):
+        near &= np.abs(pixels[..., c] - ref[c]) <= GUTTER_TOL
+    return near
+
+
 def locate_tiles(rgb: np.ndarray) -> list[tuple[int, int, int, int]]:
     """Tile boxes (left, top, right, bottom) of a lettered composite, in reading order.
 
@@ -223,7 +235,7 @@ def locate_tiles(rgb: np.ndarray) -> list[tuple[int, int, int, int]]:
     """
     img = np.asarray(rgb, dtype=np.int16)
     gutter = img[0, 0]
-    is_gutter = (np.abs(img - gutter) <= GUTTER_TOL).all(axis=-1)
+    is_gutter = _near(img, gutter)
     col_bands = _runs(is_gutter.mean(axis=0) < LINE_SHARE)
     row_bands = _runs(is_gutter.mean(axis=1) < LINE_SHARE)
     if not col_bands or not row_bands:
@@ -235,7 +247,7 @@ def locate_tiles(rgb: np.ndarray) -> list[tuple[int, int, int, int]]:
             banners.append(False)
             continue
         strip = np.concatenate([img[a:b, c0:c1].reshape(-1, 3) for c0, c1 in col_bands])
-        flat = (np.abs(strip - np.median(strip, axis=0)) <= GUTTER_TOL).all(axis=-1).mean()
+        flat = _near(strip, np.median(strip, axis=0)).mean()
         banners.append(bool(flat > 0.6))
     if any(banners):
         tile_rows = [
@@ -275,7 +287,7 @@ def _attached_banner_end(
     end = top
     while end < top + limit + 1:
         shares = [
-            (np.abs(img[end, c0:c1] - bg) <= GUTTER_TOL).all(axis=-1).mean()
+            _near(img[end, c0:c1], bg).mean()
             for (c0, c1), bg in zip(col_bands, backgrounds, strict=True)
         ]
         if min(shares) < 0.6:
@@ -380,7 +392,7 @@ class VisionQHandler:
         )
         if not usable:
             return None, max(n, 2)
-        return [(image.region_features(box), digest) for box, digest in tiles[:n]], n
+        return [(image.region_features(box, digest), digest) for box, digest in tiles[:n]], n
 
     def _choose(self, req: SimRequest) -> tuple[int, int, str]:
         """(chosen slot, number of letters, criterion phrase)."""

@@ -28,6 +28,7 @@ the band below each banner is its tile.
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -50,6 +51,7 @@ TEXT_FRACTION = 0.7
 
 Box = tuple[int, int, int, int]
 TileInput = Image.Image | bytes | str | Path
+_TEXT_LOCK = threading.Lock()
 
 
 def grid_shape(n: int) -> tuple[int, int]:
@@ -161,11 +163,64 @@ def _open(tile: TileInput) -> Image.Image:
 
 def _draw_label(draw: ImageDraw.ImageDraw, box: Box, text: str, size: int) -> None:
     font = _font(size)
-    left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
-    x0, y0, x1, y1 = box
-    x = x0 + (x1 - x0 - (right - left)) // 2 - left
-    y = y0 + (y1 - y0 - (bottom - top)) // 2 - top
-    draw.text((x, y), text, font=font, fill=TEXT_RGB)
+    # one label at a time: the cached fonts are shared by the threads that render ahead
+    with _TEXT_LOCK:
+        left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
+        x0, y0, x1, y1 = box
+        x = x0 + (x1 - x0 - (right - left)) // 2 - left
+        y = y0 + (y1 - y0 - (bottom - top)) // 2 - top
+        draw.text((x, y), text, font=font, fill=TEXT_RGB)
+
+
+def fit_tiles(
+    tiles: Sequence[TileInput], *, max_tile: int = MAX_TILE
+) -> tuple[int, list[Image.Image]]:
+    """The tile side S of ``tiles`` and each opened and scaled down (never up) to fit an
+    S x S cell, aspect kept: what :func:`lay_out` pastes, in the same order.
+
+    S depends on the set of tiles, not their order, so the rotations of a question can
+    share one fit.
+    """
+    images = [_open(t) for t in tiles]
+    if not images:
+        raise ValueError("a composite needs at least one tile, got 0")
+    side = min(max_tile, max(max(im.size) for im in images))
+    fitted = []
+    for im in images:
+        w, h = im.size
+        scale = min(1.0, side / max(w, h))
+        if scale < 1.0:
+            im = im.resize(
+                (max(1, round(w * scale)), max(1, round(h * scale))), Image.Resampling.LANCZOS
+            )
+        fitted.append(im)
+    return side, fitted
+
+
+def lay_out(side: int, fitted: Sequence[Image.Image], letters: str | None = None) -> Composite:
+    """Tiles already fitted to ``side`` (:func:`fit_tiles`), centred in their cells in
+    reading order under banners ``(A)``, ``(B)``, ..."""
+    letters = letters if letters is not None else choice_letters(len(fitted))
+    if len(letters) != len(fitted):
+        raise ValueError(f"{len(fitted)} tiles but {len(letters)} letters ({letters!r})")
+    geo = geometry(len(fitted), side)
+    canvas = Image.new("RGB", (geo.width, geo.height), GUTTER_RGB)
+    draw = ImageDraw.Draw(canvas)
+    text_size = max(8, round(geo.banner * TEXT_FRACTION))
+    content: list[Box] = []
+    for im, letter, banner_box, tile_box in zip(
+        fitted, letters, geo.banner_boxes, geo.tile_boxes, strict=True
+    ):
+        draw.rectangle(
+            (banner_box[0], banner_box[1], banner_box[2] - 1, banner_box[3] - 1), fill=BANNER_RGB
+        )
+        _draw_label(draw, banner_box, f"({letter})", text_size)
+        w, h = im.size
+        x = tile_box[0] + (side - w) // 2
+        y = tile_box[1] + (side - h) // 2
+        canvas.paste(im, (x, y))
+        content.append((x, y, x + w, y + h))
+    return Composite(canvas, geo, tuple(content), letters)
 
 
 def build_composite(
@@ -181,35 +236,8 @@ def build_composite(
     Returns:
         The composite with its geometry; ``.png()`` gives the bytes to send.
     """
-    images = [_open(t) for t in tiles]
-    letters = letters if letters is not None else choice_letters(len(images))
-    if len(letters) != len(images):
-        raise ValueError(f"{len(images)} tiles but {len(letters)} letters ({letters!r})")
-    side = min(max_tile, max(max(im.size) for im in images))
-    geo = geometry(len(images), side)
-    canvas = Image.new("RGB", (geo.width, geo.height), GUTTER_RGB)
-    draw = ImageDraw.Draw(canvas)
-    text_size = max(8, round(geo.banner * TEXT_FRACTION))
-    content: list[Box] = []
-    for im, letter, banner_box, tile_box in zip(
-        images, letters, geo.banner_boxes, geo.tile_boxes, strict=True
-    ):
-        draw.rectangle(
-            (banner_box[0], banner_box[1], banner_box[2] - 1, banner_box[3] - 1), fill=BANNER_RGB
-        )
-        _draw_label(draw, banner_box, f"({letter})", text_size)
-        w, h = im.size
-        scale = min(1.0, side / max(w, h))
-        if scale < 1.0:
-            im = im.resize(
-                (max(1, round(w * scale)), max(1, round(h * scale))), Image.Resampling.LANCZOS
-            )
-        w, h = im.size
-        x = tile_box[0] + (side - w) // 2
-        y = tile_box[1] + (side - h) // 2
-        canvas.paste(im, (x, y))
-        content.append((x, y, x + w, y + h))
-    return Composite(canvas, geo, tuple(content), letters)
+    side, fitted = fit_tiles(tiles, max_tile=max_tile)
+    return lay_out(side, fitted, letters)
 
 
 def composite_png(tiles: Sequence[TileInput], letters: str | None = None) -> bytes:

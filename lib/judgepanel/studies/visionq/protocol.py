@@ -13,7 +13,9 @@ the parsed letter is always mapped back to the released choice before it is stor
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
 from typing import TypedDict
 
 import numpy as np
@@ -23,7 +25,7 @@ from judgepanel.core.calls import CallSpec, Message, PromptSpec, make_spec
 from judgepanel.core.prompts import bytes_data_url
 from judgepanel.core.rubric import messages_hash
 from judgepanel.studies.visionq.cache import CompositeCache, file_identity
-from judgepanel.studies.visionq.composite import composite_png
+from judgepanel.studies.visionq.composite import composite_png, fit_tiles, lay_out
 from judgepanel.studies.visionq.parse import LETTERS, choice_letters, parse_letter
 
 CALL_TYPE = "visionq"
@@ -101,11 +103,39 @@ def rotations_for(qid: str, n_choices: int, rotations: int, seed: int) -> list[i
 COMPOSITE_CACHE = CompositeCache()
 """The cache :func:`plan_calls` uses unless given its own: a composite is rendered once and
 served to every family (see :mod:`judgepanel.studies.visionq.cache`)."""
+FIT_CACHE = CompositeCache(
+    max_entries=8, size=lambda fit: sum(3 * im.width * im.height for im in fit[1])
+)
+"""A question's crops, opened and scaled once for all its rotations (by their files'
+identity in released order)."""
+AHEAD = 2
+"""Composites :func:`plan_calls`' builders start rendering ahead of the one they send."""
 
 
 def composite_url(files: Sequence[str]) -> str:
     """The composite of ``files`` (in panel order) as a PNG data URL, rendered afresh."""
     return bytes_data_url(composite_png(list(files)), "image/png")
+
+
+@dataclass(frozen=True)
+class _Render:
+    """One (question, rotation) composite of a plan: the question's crops in released
+    order and the order they are shown in."""
+
+    qid: str
+    rotation: int
+    files: tuple[str, ...]
+    order: tuple[int, ...]
+
+    def key(self) -> Hashable:
+        """The composite's cache key: reads the crops' identities now."""
+        return (self.qid, self.rotation, file_identity(self.files[i] for i in self.order))
+
+    def url(self) -> str:
+        """The composite as a PNG data URL, from the question's fitted crops: the same
+        bytes as :func:`composite_url` of the shown files."""
+        side, fitted = FIT_CACHE.get(file_identity(self.files), lambda: fit_tiles(self.files))
+        return bytes_data_url(lay_out(side, [fitted[i] for i in self.order]).png())
 
 
 def _parser(n_choices: int, rotation: int):
@@ -118,10 +148,15 @@ def _parser(n_choices: int, rotation: int):
     return parse
 
 
-def _builder(text: str, qid: str, rotation: int, files: tuple[str, ...], cache: CompositeCache):
+def _builder(text: str, renders: list[_Render], at: int, cache: CompositeCache):
+    """The messages of the composite ``renders[at]``, the next ones started meanwhile."""
+
     def build() -> list[Message]:
-        key = (qid, rotation, file_identity(files))
-        return visionq_messages(text, cache.get(key, lambda: composite_url(files)))
+        for ahead in renders[at + 1 : at + 1 + AHEAD]:
+            with suppress(OSError):  # a crop gone: its own call says so when it is built
+                cache.prefetch(ahead.key(), ahead.url)
+        render = renders[at]
+        return visionq_messages(text, cache.get(render.key(), render.url))
 
     return build
 
@@ -149,7 +184,8 @@ def plan_calls(
         seed: seed of that draw.
         cache: where built composites are kept; None = the shared ``COMPOSITE_CACHE``.
             Families are the innermost loop of the plan, so the calls that share a
-            composite are sent one after another and it is rendered once.
+            composite are sent one after another and it is rendered once; building one
+            starts rendering the next ``AHEAD`` composites of the plan on worker threads.
 
     Returns:
         CallSpecs of call type ``visionq`` with ``repetition`` = rotation; the prompt hash
@@ -163,6 +199,7 @@ def plan_calls(
         raise ValueError(f"questions lack column(s) {missing}")
     cache = COMPOSITE_CACHE if cache is None else cache
     specs: list[CallSpec] = []
+    renders: list[_Render] = []
     for q in questions.itertuples(index=False):
         n = int(q.n_choices)
         files: Sequence[str] = list(q.image_files)
@@ -174,13 +211,13 @@ def plan_calls(
             order = rotated_order(n, r)
             identity = "<composite:" + "|".join(rel[i] for i in order) + ">"
             phash = messages_hash(visionq_messages(text, identity))
-            shown_files = tuple(files[i] for i in order)
+            renders.append(_Render(q.id, r, tuple(files), tuple(order)))
             prompt = PromptSpec(
                 dataset=dataset,
                 item=q.id,
                 call_type=CALL_TYPE,
                 prompt_hash=phash,
-                build=_builder(text, q.id, r, shown_files, cache),
+                build=_builder(text, renders, len(renders) - 1, cache),
                 parse=_parser(n, r),
                 max_tokens=MAX_TOKENS,
                 temperature=temperature,
