@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -188,3 +189,27 @@ def test_a_prefetch_s_error_is_raised_by_the_lookup_that_waits_for_it():
     with pytest.raises(FileNotFoundError, match="bbox_9"):
         cache.get("k", lambda: "never")
     assert cache.get("k", lambda: "url") == "url", "a failed build is not kept"
+
+
+def _prefetch_then_get(cache: CompositeCache, out) -> None:
+    cache.prefetch("child", lambda: "child url")
+    out.put(cache.get("child", lambda: "never"))
+
+
+def test_a_forked_child_renders_ahead_with_threads_of_its_own():
+    """The parent's worker threads are not in a forked child: it starts its own, instead
+    of waiting for a build no thread will finish."""
+    cache = CompositeCache()
+    release = threading.Event()
+    cache.prefetch("parent", lambda: release.wait(5) and "parent url")  # in flight at fork
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    child = ctx.Process(target=_prefetch_then_get, args=(cache, out))
+    child.start()
+    try:
+        assert out.get(timeout=20) == "child url"
+    finally:
+        release.set()
+        child.join(20)
+    assert child.exitcode == 0
+    assert cache.get("parent", lambda: "never") == "parent url"

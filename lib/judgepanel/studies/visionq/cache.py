@@ -97,6 +97,7 @@ class CompositeCache:
         self._nbytes = 0
         self._hits = self._misses = self._evictions = 0
         self._pool: ThreadPoolExecutor | None = None
+        self._pid = os.getpid()
         # Requests are built on the event loop or in a batch's build loop, and composites
         # ahead of them on worker threads; the lock keeps the map and counters consistent.
         self._lock = threading.Lock()
@@ -105,6 +106,7 @@ class CompositeCache:
         """The cached value of ``key``, or ``build()`` (then kept, within the bounds); a key
         another thread is building is waited for, not built twice."""
         with self._lock:
+            self._after_fork()
             value = self._data.get(key)
             if value is not None:
                 self._data.move_to_end(key)
@@ -124,6 +126,7 @@ class CompositeCache:
         """Start building ``key`` on a worker thread unless it is held or being built; an
         error it raises is raised again by the :meth:`get` that waits for it."""
         with self._lock:
+            self._after_fork()
             if key in self._data or key in self._pending:
                 return
             pending = self._pending[key] = Future()
@@ -131,6 +134,14 @@ class CompositeCache:
                 self._pool = ThreadPoolExecutor(PREFETCH_THREADS, "visionq-render")
             pool = self._pool
         pool.submit(self._fill, key, build, pending)
+
+    def _after_fork(self) -> None:
+        """In a forked child, forget the parent's worker threads and the builds they had
+        in flight: neither exists here (lock held)."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._pool = None
+            self._pending.clear()
 
     def _fill(self, key: Hashable, build: Callable[[], Any], pending: Future) -> Any:
         """Build the value of ``key`` (claimed by ``pending``), keep it and hand it to
