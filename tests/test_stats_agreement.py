@@ -597,3 +597,20 @@ def test_panel_size_from_frames_maps_the_judges_first():
     assert result.n_eff == pytest.approx(n_eff, abs=1e-9)
     assert result.participation_ratio == pytest.approx(pr, abs=1e-9)
     assert result.mapping == "linear 1-10 -> 1-5"
+
+
+def test_the_one_sided_t_test_gives_scipys_bits():
+    """The alt-test's own t test is scipy's ``ttest_1samp(..., alternative="less")``
+    to the bit: on win/loss differences, on continuous draws and on constant samples."""
+    from judgepanel.stats.alt_test import t_test_less
+
+    rng = np.random.default_rng(11)
+    samples = [rng.integers(-1, 2, n).astype(float) for n in (2, 3, 30, 31, 257, 4000)]
+    samples += [rng.normal(0.1, 2.0, n) for n in (5, 99, 1000)]
+    samples += [np.full(40, 0.2), np.full(40, -1.0), np.full(40, 1.0)]
+    for d in samples:
+        for popmean in (0.0, 0.1, 0.2, 0.15):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                want = stats.ttest_1samp(d, popmean, alternative="less")
+            t, p = t_test_less(d, popmean)
+            np.testing.assert_array_equal([t, p], [float(want.statistic), float(want.pvalue)])

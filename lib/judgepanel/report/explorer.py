@@ -10,9 +10,11 @@ table script: filter by typing, sort by a column, page through the items.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import jinja2
+import numpy as np
 import pandas as pd
 
 from judgepanel.core.config import Profile
@@ -37,29 +39,55 @@ _COLUMNS = (
 )  # fmt: skip
 
 
-def _summary(calls: pd.DataFrame) -> str:
+class _Calls:
+    """One item's calls as plain columns, so that a page of thousands of items takes no
+    pandas slice per item and family (they cost more than the page itself)."""
+
+    def __init__(self, cols: dict[str, list], values: np.ndarray, rows: np.ndarray) -> None:
+        for name in _COLUMNS:
+            if name != "value":
+                column = cols[name]
+                setattr(self, name, [column[i] for i in rows])
+        self.value = values[rows]
+
+    family: list[str]
+    kind: list[str]
+    dimension: list[str]
+    repetition: list[int]
+    status: list[str]
+    reason: list[str]
+    reasks: list[int]
+    answer: list[object]
+    parsed: list[object]
+
+
+def _summary(calls: _Calls, mine: list[int]) -> str:
     """A family's calls on one item in a few words: mean score, or the letters picked."""
-    ok = calls[calls["status"] == "ok"]
-    failed = len(calls) - len(ok)
-    hol = ok[ok["kind"] == "holistic"]["value"].dropna()
+    ok = [i for i in mine if calls.status[i] == "ok"]
+    failed = len(mine) - len(ok)
+    values = calls.value[ok]
+    held = ~np.isnan(values)
+    hol = values[held & np.array([calls.kind[i] == "holistic" for i in ok], dtype=bool)]
     if len(hol):
         text = f"{hol.mean():.2f}"
-    elif ok["value"].notna().any():
-        text = f"{ok['value'].mean():.2f}"
-    elif len(ok):
-        text = _picks(ok["parsed"])
+    elif held.any():
+        text = f"{values[held].mean():.2f}"
+    elif ok:
+        text = _picks(calls.parsed[i] for i in ok)
     else:
         text = "–"
     return text + (f" ({failed} failed)" if failed else "")
 
 
-def _picks(parsed: pd.Series) -> str:
+def _picks(parsed: Iterable[object]) -> str:
     """The letters a family picked on an item over its calls: ``best A×2 C×1; worst B×3``."""
     counts: dict[str, dict[str, int]] = {}
-    for text in parsed.dropna():
+    for text in parsed:
+        if not isinstance(text, str):
+            continue  # no parsed answer
         try:
             found = json.loads(text)
-        except (TypeError, ValueError):
+        except ValueError:
             continue
         if not isinstance(found, dict):
             continue
@@ -75,32 +103,71 @@ def _picks(parsed: pd.Series) -> str:
     return "; ".join(parts) or "–"
 
 
-def _notable(calls: pd.DataFrame) -> pd.DataFrame:
+def _notable(calls: _Calls) -> list[int]:
     """The calls shown under a row: the first repetition of each prompt, and every call
     that failed or needed a re-ask."""
-    first = calls.groupby(["family", "kind", "dimension"])["repetition"].transform("min")
-    keep = (calls["repetition"] == first) | (calls["status"] != "ok") | (calls["reasks"] > 0)
-    return calls[keep]
+    first: dict[tuple[str, str, str], int] = {}
+    for i, key in enumerate(zip(calls.family, calls.kind, calls.dimension, strict=True)):
+        rep = calls.repetition[i]
+        if key not in first or rep < first[key]:
+            first[key] = rep
+    return [
+        i
+        for i, key in enumerate(zip(calls.family, calls.kind, calls.dimension, strict=True))
+        if calls.repetition[i] == first[key] or calls.status[i] != "ok" or calls.reasks[i] > 0
+    ]
 
 
-def _detail_rows(calls: pd.DataFrame) -> list[dict[str, str]]:
+def _detail_rows(calls: _Calls) -> list[dict[str, str]]:
     rows = []
-    for c in _notable(calls).itertuples():
-        answer = "" if c.answer is None else str(c.answer)
+    for i in _notable(calls):
+        answer = "" if calls.answer[i] is None else str(calls.answer[i])
         cut = answer[:ANSWER_CHARS] + ("…" if len(answer) > ANSWER_CHARS else "")
-        got = "–" if pd.isna(c.value) else f"{c.value:g}"
+        value = calls.value[i]
+        got = "–" if np.isnan(value) else f"{value:g}"
+        dimension, parsed, status = calls.dimension[i], calls.parsed[i], calls.status[i]
         rows.append(
             {
-                "family": c.family,
-                "prompt": f"{c.kind}{' · ' + c.dimension if c.dimension else ''} #{c.repetition}",
-                "status": c.status if c.status == "ok" else f"failed: {c.reason}",
+                "family": calls.family[i],
+                "prompt": f"{calls.kind[i]}{' · ' + dimension if dimension else ''}"
+                f" #{calls.repetition[i]}",
+                "status": status if status == "ok" else f"failed: {calls.reason[i]}",
                 "value": got,
-                "parsed": "" if c.parsed is None else str(c.parsed)[:ANSWER_CHARS],
-                "reasks": str(c.reasks),
+                "parsed": "" if parsed is None else str(parsed)[:ANSWER_CHARS],
+                "reasks": str(calls.reasks[i]),
                 "answer": cut,
             }
         )
     return rows
+
+
+def _item_rows(
+    calls: pd.DataFrame, families: list[str], labels: dict[str, dict]
+) -> list[dict[str, object]]:
+    """The page's rows, one per item in sorted order: its label, each family's summary,
+    counts of calls, failures and re-asks, and the notable calls under it."""
+    cols = {name: calls[name].tolist() for name in _COLUMNS if name != "value"}
+    values = calls["value"].to_numpy(dtype=float)
+    items = []
+    for item, rows in sorted(calls.groupby("item").indices.items()):
+        sub = _Calls(cols, values, rows)
+        label = labels.get(str(item), {})
+        mine: dict[str, list[int]] = {f: [] for f in families}
+        for i, family in enumerate(sub.family):
+            mine[family].append(i)
+        items.append(
+            {
+                "item": str(item),
+                "label": label.get("label", "–"),
+                "thumb": label.get("thumb"),
+                "scores": [_summary(sub, mine[f]) for f in families],
+                "n_calls": len(rows),
+                "n_failed": sum(status != "ok" for status in sub.status),
+                "n_reasked": sum(n > 0 for n in sub.reasks),
+                "details": _detail_rows(sub),
+            }
+        )
+    return items
 
 
 def build_explorer(profile: Profile, dataset: str, outputs: Path) -> Path | None:
@@ -122,21 +189,7 @@ def build_explorer(profile: Profile, dataset: str, outputs: Path) -> Path | None
     except LabelError:
         labels = {}  # the store alone still gives every answer
     families = sorted(calls["family"].unique())
-    items = []
-    for item, sub in calls.groupby("item", sort=True):
-        label = labels.get(str(item), {})
-        items.append(
-            {
-                "item": str(item),
-                "label": label.get("label", "–"),
-                "thumb": label.get("thumb"),
-                "scores": [_summary(sub[sub["family"] == f]) for f in families],
-                "n_calls": len(sub),
-                "n_failed": int((sub["status"] != "ok").sum()),
-                "n_reasked": int((sub["reasks"] > 0).sum()),
-                "details": _detail_rows(sub),
-            }
-        )
+    items = _item_rows(calls, families, labels)
     page = _ENV.get_template("explorer.html.j2").render(
         profile=profile.name,
         dataset=dataset,

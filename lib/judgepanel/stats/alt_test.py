@@ -39,7 +39,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy import stats
+from scipy import special
 from statsmodels.stats.multitest import multipletests
 
 from judgepanel.stats.ratings import (
@@ -115,6 +115,22 @@ def alignment(
     if metric == "abs":
         return -np.abs(x - np.where(rated, others, 0.0).sum(axis=0) / count)
     raise ValueError(f"metric must be one of {ALT_METRICS}, got {metric!r}")
+
+
+def t_test_less(d: NDArray[np.float64], popmean: float) -> tuple[float, float]:
+    """One-sample t test of mean(d) >= popmean against "less": (t, p).
+
+    The arithmetic of ``scipy.stats.ttest_1samp(d, popmean, alternative="less")`` step
+    for step (so the same bits), without its per-call wrapper, which costs a millisecond:
+    the test runs once per annotator, and a crowd-rated set has thousands of them.
+    A constant ``d`` gives an infinite t (p 0 or 1), or NaN when it equals ``popmean``.
+    """
+    n = d.shape[0]
+    mean = np.mean(d)
+    var = np.mean((d - mean) ** 2) * (n / (n - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.divide(mean - popmean, np.sqrt(var / n))
+    return float(t), float(special.stdtr(n - 1, t))
 
 
 def _wide(
@@ -260,16 +276,16 @@ def alt_test(
         w_judge = (s_judge >= s_human).astype(np.float64)
         w_human = (s_human >= s_judge).astype(np.float64)
         d = w_human - w_judge
-        test = stats.ttest_1samp(d, epsilon, alternative="less")
+        t, p = t_test_less(d, epsilon)
         rows.append(
             {
                 "annotator": annotator,
                 "n_items": n_items,
                 "rho_judge": float(w_judge.mean()),
                 "rho_human": float(w_human.mean()),
-                "t": float(test.statistic),
+                "t": t,
                 "se": float(d.std(ddof=1) / np.sqrt(n_items)),
-                "p": float(test.pvalue),
+                "p": p,
             }
         )
     if not rows:
