@@ -139,6 +139,27 @@ def test_fused_accuracy_pairs_every_design_and_costs_the_whole_panel() -> None:
     assert math.isnan(rho.loc[lpd.EXPECTED, "delta"])
 
 
+def test_the_recipe_s_one_metric_gives_the_rows_of_every_metric_bit_for_bit() -> None:
+    """The recipe reads Spearman alone, so it asks for it alone; its rows are the rows the
+    two-metric tables give (Kendall's bootstrap changes nothing else)."""
+    calls, human = _calls(n_images=50, seed=3)
+    fused = lpf.fused_designs(calls, human, FAMS, k_max=5, dimension_r=2, temperature=0.3)
+    args = {"dimension_r": 2, "n_resamples": 150, "seed": 2, "margin": 0.05}
+    both = lpf.fused_accuracy(fused, calls, FAMS, **args)
+    assert set(both["metric"]) == {"spearman", "kendall_b"}
+    one = lpf.fused_accuracy(fused, calls, FAMS, metrics=(lpf.CHEAPER_METRIC,), **args)
+    want = both[both["metric"] == lpf.CHEAPER_METRIC].reset_index(drop=True)
+    pd.testing.assert_frame_equal(one, want, check_exact=True)
+    scores = lpd.design_scores(calls, 5, 0.3)
+    both = lpd.design_accuracy(scores, human, n_resamples=150, seed=2, margin=0.05)
+    one = lpd.design_accuracy(scores, human, n_resamples=150, seed=2, margin=0.05,
+                              metrics=("spearman",))  # fmt: skip
+    want = both[both["metric"] == "spearman"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(one, want, check_exact=True)
+    with pytest.raises(ValueError, match=r"metrics must be among .*\['pearson'\]"):
+        lpd.design_accuracy(scores, human, n_resamples=10, seed=0, metrics=("pearson",))
+
+
 def test_too_few_common_images_is_a_clear_error() -> None:
     calls, human = _calls(n_images=12)
     logprob = calls["kind"].str.endswith("logprob")

@@ -191,3 +191,30 @@ def test_a_kept_target_serves_only_its_own_target_and_resamples():
         assert bs.TARGETS.hits == 0
         np.testing.assert_array_equal(bs.bootstrap_arms(y, {"a": a}, n_resamples=50, seed=1), first)
     assert bs.TARGETS.hits == 2
+
+
+@pytest.mark.parametrize("n", [1, 120, 300])
+@pytest.mark.parametrize("rows", [None, 7, 21, 103])
+def test_count_blocks_are_each_blocks_counts_bit_for_bit(n, rows):
+    """The kept counts cut into blocks are ``multiplicities(block, n).T`` of the drawn
+    blocks, in the same memory layout (so the products over them sum in the same order);
+    with the memo off the blocks are drawn and counted as before."""
+    n_resamples, seed = 103, 5
+    expected = [
+        bs.multiplicities(block, n).T
+        for block in resample_blocks(n, n_resamples, seed, rows or bs.block_rows(n, n_resamples))
+    ]
+    bs.DRAWN.clear()
+    with bs.DRAWN.disabled():
+        drawn = list(bs.count_blocks(n, n_resamples, seed, rows))
+    kept = list(bs.count_blocks(n, n_resamples, seed, rows))
+    again = list(bs.count_blocks(n, n_resamples, seed, rows))
+    assert bs.DRAWN.misses == 1 and bs.DRAWN.hits == 1
+    for made in (drawn, kept, again):
+        assert len(made) == len(expected)
+        for got, want in zip(made, expected, strict=True):
+            assert got.dtype == want.dtype and got.strides == want.strides
+            np.testing.assert_array_equal(got, want)
+    # the counts themselves: row b's bincount, laid out items x resamples
+    rows_counts = np.vstack([np.bincount(r, minlength=n) for r in resample_indices(n, 103, 5)])
+    np.testing.assert_array_equal(np.hstack(kept), rows_counts.T)

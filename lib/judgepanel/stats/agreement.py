@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -24,9 +25,9 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 from judgepanel.stats.bootstrap import (
     bootstrap_arms,
     check_confidence,
+    count_blocks,
     multiplicities,
     percentile_ci,
-    resample_blocks,
 )
 from judgepanel.stats.correlation import as_pair, kendall_b, spearman
 from judgepanel.stats.ratings import RatingMatrix, human_means, judge_scores, rating_matrix
@@ -217,6 +218,10 @@ def fleiss_kappa(
 # --- a judge against the human mean ----------------------------------------------------------
 
 
+AGREEMENT_METRICS: tuple[str, ...] = ("spearman", "kendall_b", "qwk", "alpha_interval", "bias")
+"""The rows of :func:`judge_agreement`, in order."""
+
+
 @dataclass(frozen=True)
 class AgreementEstimate:
     """One agreement metric of a judge against the human mean.
@@ -295,6 +300,7 @@ def judge_agreement(
     n_resamples: int = 10_000,
     seed: int = 0,
     confidence: float = 0.95,
+    metrics: Sequence[str] = AGREEMENT_METRICS,
 ) -> pd.DataFrame:
     """One judge against the human mean: Spearman, Kendall tau-b, QWK, alpha and bias.
 
@@ -320,12 +326,17 @@ def judge_agreement(
             :class:`~judgepanel.stats.scale_map.IsotonicMap` or None (same scale).
         dimension: which dimension of frames with a ``dimension`` column.
         n_resamples, seed, confidence: the bootstrap.
+        metrics: the rows wanted, of :data:`AGREEMENT_METRICS` (a rank metric left out is
+            not bootstrapped; the others' numbers do not depend on which are asked).
 
     Returns:
-        One row per metric: ``metric``, ``estimate``, ``ci_low``, ``ci_high``, ``p``, ``n``,
-        ``mapping``, ``interval``, ``note``.
+        One row per metric asked, in the order above: ``metric``, ``estimate``,
+        ``ci_low``, ``ci_high``, ``p``, ``n``, ``mapping``, ``interval``, ``note``.
     """
     check_confidence(confidence)
+    unknown = sorted(set(metrics) - set(AGREEMENT_METRICS))
+    if unknown:
+        raise ValueError(f"metrics must be among {AGREEMENT_METRICS}, got {unknown}")
     scores = judge_scores(judge, dimension=dimension)
     means = human_means(humans, dimension=dimension)["human_mean"]
     images = scores.index.intersection(means.index).sort_values()
@@ -340,6 +351,8 @@ def judge_agreement(
     boot = f"percentile bootstrap over images, B={n_resamples}, seed {seed}, {confidence:g}"
     rows = []
     for metric, func in (("spearman", spearman), ("kendall_b", kendall_b)):
+        if metric not in metrics:
+            continue
         samples = bootstrap_arms(y, raw[None, :], metric, n_resamples=n_resamples, seed=seed)
         low, high = _finite_ci(samples[:, 0], confidence)
         note = "raw judge scores: ranks do not depend on a monotone map"
@@ -350,8 +363,7 @@ def judge_agreement(
     judge_grid, human_grid = to_grid(mapped.values, scale), to_grid(y, scale)
     parts = AlphaParts(np.vstack([mapped.values, y]), "interval")
     kappas, alphas = [], []
-    for block in resample_blocks(n, n_resamples, seed):
-        counts = multiplicities(block, n).T
+    for counts in count_blocks(n, n_resamples, seed):
         kappas.append(
             resampled_kappa(
                 judge_grid, human_grid, weights="quadratic", labels=labels, counts=counts
@@ -371,4 +383,4 @@ def judge_agreement(
         )
     )
     rows.append(mean_bias(mapped.values, y, confidence=confidence, mapping=mapped.mapping))
-    return pd.DataFrame([row.as_row() for row in rows])
+    return pd.DataFrame([row.as_row() for row in rows if row.metric in metrics])

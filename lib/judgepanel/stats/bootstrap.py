@@ -131,16 +131,42 @@ def multiplicities(indices: ArrayLike, n: int) -> NDArray[np.float64]:
         raise ValueError(f"indices must be (n_resamples, size), got shape {idx.shape}")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise ValueError(f"indices must lie in [0, {n}), got range [{idx.min()}, {idx.max()}]")
-    return draw_counts(idx, n).T.copy()
+    return _row_counts(idx, n).astype(np.float64)
+
+
+def _row_counts(idx: NDArray[np.int64], n: int) -> NDArray[np.intp]:
+    """Integer draw counts laid out resamples x items: row b is ``bincount(idx[b])``."""
+    rows = idx.shape[0]
+    # Counting row by row keeps the writes local.
+    flat = (idx + n * np.arange(rows)[:, None]).ravel()
+    return np.bincount(flat, minlength=rows * n).reshape(rows, n)
 
 
 def draw_counts(idx: NDArray[np.int64], n: int) -> NDArray[np.float64]:
     """Draw counts laid out items x resamples: ``counts[i, b]`` = draws of item i in b."""
-    rows = idx.shape[0]
-    # Counting row by row keeps the writes local; one transposing copy then lays it out.
-    flat = (idx + n * np.arange(rows)[:, None]).ravel()
-    counts = np.bincount(flat, minlength=rows * n).reshape(rows, n)
-    return np.ascontiguousarray(counts.T, dtype=np.float64)
+    # One transposing copy lays the row-by-row counts out items x resamples.
+    return np.ascontiguousarray(_row_counts(idx, n).T, dtype=np.float64)
+
+
+def count_blocks(
+    n: int, n_resamples: int, seed: int, rows: int | None = None
+) -> Iterator[NDArray[np.float64]]:
+    """``multiplicities(block, n).T`` for each block of ``resample_blocks(n, n_resamples,
+    seed, rows)``, bit for bit and in the same memory layout (each resample's counts
+    contiguous, so the matrix products that use them sum in the same order).
+
+    The counts come from :data:`DRAWN` when they fit (drawn and counted once for every
+    bootstrap of the same n, B and seed), else each block is drawn and counted as before.
+    """
+    rows = block_rows(n, n_resamples) if rows is None else rows
+    drawn = drawn_counts(n, n_resamples, seed)
+    if drawn is None:
+        for block in resample_blocks(n, n_resamples, seed, rows):
+            yield multiplicities(block, n).T
+        return
+    for first in range(0, n_resamples, rows):
+        part = drawn[:, first : first + rows]
+        yield np.array(part.T, dtype=np.float64, order="C").T
 
 
 def check_confidence(confidence: float) -> float:
@@ -329,9 +355,7 @@ def drawn_counts(n: int, n_resamples: int, seed: int) -> NDArray[np.unsignedinte
         start = 0
         for block in resample_blocks(n, n_resamples, seed):
             rows = block.shape[0]
-            flat = (block + n * np.arange(rows)[:, None]).ravel()
-            counts = np.bincount(flat, minlength=rows * n).reshape(rows, n)
-            stored[:, start : start + rows] = counts.T
+            stored[:, start : start + rows] = _row_counts(block, n).T
             start += rows
         DRAWN.put(key, stored)
     return stored

@@ -27,9 +27,9 @@ from scipy.stats import f as f_dist
 
 from judgepanel.stats.bootstrap import (
     check_confidence,
+    count_blocks,
     multiplicities,
     percentile_ci,
-    resample_blocks,
 )
 from judgepanel.stats.correlation import as_counts
 from judgepanel.stats.ratings import RatingMatrix, rating_matrix
@@ -283,8 +283,7 @@ def alpha_interval(
     n = values.shape[1]
     width = n + (parts.coincidences.shape[1] if level == "ordinal" else 0)
     rows = max(1, _ALPHA_CHUNK_CELLS // width)
-    blocks = resample_blocks(n, n_resamples, seed, rows)
-    resampled = np.concatenate([parts.alpha(multiplicities(block, n).T) for block in blocks])
+    resampled = np.concatenate([parts.alpha(c) for c in count_blocks(n, n_resamples, seed, rows)])
     kept = resampled[np.isfinite(resampled)]
     low, high = percentile_ci(kept, confidence) if kept.size else (np.nan, np.nan)
     return AlphaResult(

@@ -55,8 +55,9 @@ def judges_vs_humans(
             mapping=data.mapping,
             n_resamples=n_resamples,
             seed=seed,
+            metrics=METRICS,
         )
-        frames.append(rows[rows["metric"].isin(METRICS)].assign(family=family))
+        frames.append(rows.assign(family=family))
     out = pd.concat(frames, ignore_index=True)
     return out[["family", *[c for c in out.columns if c != "family"]]]
 

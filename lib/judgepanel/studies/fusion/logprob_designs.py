@@ -12,7 +12,7 @@ paired. A design's cost is its calls per image times the mean cost of such a cal
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,15 @@ EXPECTED = "expected score"
 METRICS: dict[str, object] = {"spearman": spearman, "kendall_b": kendall_b}
 
 
+def metrics_of(metrics: Sequence[str]) -> dict[str, object]:
+    """The entries of :data:`METRICS` named by ``metrics``, in its order: an accuracy table
+    read for one metric need not bootstrap the other (the numbers do not depend on it)."""
+    unknown = sorted(set(metrics) - set(METRICS))
+    if unknown:
+        raise ValueError(f"metrics must be among {list(METRICS)}, got {unknown}")
+    return {m: fn for m, fn in METRICS.items() if m in metrics}
+
+
 def mean_of(k: int) -> str:
     """The design name of the mean of the first ``k`` samples."""
     return "one sample" if k == 1 else f"mean of {k}"
@@ -75,13 +84,16 @@ def design_accuracy(
     n_resamples: int,
     seed: int,
     margin: float | None = None,
+    metrics: Sequence[str] = tuple(METRICS),
 ) -> pd.DataFrame:
     """Per family, design and metric: the estimate with its 95% interval, and the expected
     score minus this design (``delta``) with its paired interval and two-sided ``p`` (with
     a ``margin``, also ``p_noninferior``: :func:`versus`).
 
-    A family is compared on the images every design of it scored.
+    A family is compared on the images every design of it scored; ``metrics`` are the
+    rows wanted (:func:`metrics_of`).
     """
+    chosen = metrics_of(metrics)
     rows = []
     for family, g in scores.groupby("family", sort=True):
         wide = g.pivot(index="item", columns="design", values="score").dropna()
@@ -89,7 +101,7 @@ def design_accuracy(
         designs = [d for d in _order(g) if d in wide.columns]
         y = human.loc[wide.index].to_numpy(float)
         calls = g.groupby("design")["calls_per_image"].first()
-        for metric, fn in METRICS.items():
+        for metric, fn in chosen.items():
             arms = np.vstack([wide[d].to_numpy(float) for d in designs])
             boot = bootstrap_arms(y, arms, metric, n_resamples=n_resamples, seed=seed)
             ref = designs.index(EXPECTED) if EXPECTED in designs else None

@@ -29,6 +29,7 @@ from judgepanel.studies.fusion.logprob_designs import (
     METRICS,
     ks_of,
     mean_of,
+    metrics_of,
     unit_costs,
     versus,
 )
@@ -155,19 +156,22 @@ def fused_accuracy(
     seed: int,
     price: Callable[[str], Price] | None = None,
     margin: float | None = None,
+    metrics: Sequence[str] = tuple(METRICS),
 ) -> pd.DataFrame:
     """Per design and metric: H+P_gb's estimate with its 95% interval, the expected score
     minus this design (``delta``) with its paired interval and two-sided ``p`` (with a
     ``margin``, also ``p_noninferior``, as ``logprob_designs.versus`` says), and the
     design's calls and dollars per 1,000 images for the whole panel (priced as
-    :func:`~judgepanel.studies.fusion.logprob_designs.unit_costs` says)."""
+    :func:`~judgepanel.studies.fusion.logprob_designs.unit_costs` says); ``metrics`` are
+    the rows wanted (``logprob_designs.metrics_of``)."""
+    chosen = metrics_of(metrics)
     names = list(fused.arms)
     y = fused.y.to_numpy(float)
     arms = np.vstack([fused.arms[n] for n in names])
     ref = names.index(EXPECTED)
     unit = unit_costs(calls, price)
     rows = []
-    for metric, fn in METRICS.items():
+    for metric, fn in chosen.items():
         boot = bootstrap_arms(y, arms, metric, n_resamples=n_resamples, seed=seed)
         for j, name in enumerate(names):
             lo, hi = percentile_ci(boot[:, j][np.isfinite(boot[:, j])])
@@ -352,13 +356,17 @@ class CheaperDesign:
         }
 
 
+CHEAPER_METRIC = "spearman"
+"""The one metric :func:`cheaper_design` reads of an accuracy table."""
+
+
 def cheaper_design(
     accuracy: pd.DataFrame, *, option: str, sampled: str, margin: float
 ) -> CheaperDesign:
     """The expected-score design against the ``sampled`` design of one accuracy table
     (``fused_accuracy`` or ``logprob_designs.design_accuracy`` with its costs merged, both
     given the ``margin``, so the table has ``p_noninferior``)."""
-    rho = accuracy[accuracy["metric"] == "spearman"].set_index("design")
+    rho = accuracy[accuracy["metric"] == CHEAPER_METRIC].set_index("design")
     if sampled not in rho.index or EXPECTED not in rho.index:
         raise ValueError(f"{option}: the table lacks the {sampled!r} or the expected-score design")
     if "p_noninferior" not in rho.columns:
@@ -380,6 +388,7 @@ def cheaper_design(
 
 
 __all__ = [
+    "CHEAPER_METRIC",
     "CheaperDesign",
     "FusedDesigns",
     "cheaper_design",

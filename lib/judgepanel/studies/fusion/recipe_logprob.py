@@ -49,7 +49,7 @@ def cheaper_options(
     single = calls[calls["family"] == best_family]
     acc = lpd.design_accuracy(
         lpd.design_scores(single, k, design.temperature), y, n_resamples=n_resamples, seed=seed,
-        margin=margin,
+        margin=margin, metrics=(lpf.CHEAPER_METRIC,),
     )  # fmt: skip
     acc = acc.merge(
         lpd.design_costs(single, acc, price), on=["family", "design", "calls_per_image"]
@@ -72,6 +72,7 @@ def cheaper_options(
         seed=seed,
         price=price,
         margin=margin,
+        metrics=(lpf.CHEAPER_METRIC,),
     )
     options.append(
         lpf.cheaper_design(
