@@ -12,13 +12,19 @@ server's CPU time over the same span (from /proc), each divided by the calls sto
 prompt (online, into a throwaway store), as a report's lane has scored the sampled run of
 the same images before the logprob run: the server then knows the images' features.
 
+``--seed-store FILE`` starts each run from a copy of FILE instead of an empty store, for a
+run whose calls are mostly stored already (``demo-temperature`` after ``demo-eva`` and
+``demo-para``: a copy of the report's store without the temperature grid's rows); the
+figures are then a call of those this run stored, or the run's own milliseconds when it
+stores none (a plan stored already, such as ``demo-eva`` on the report's store).
+
 The stored answers of every run are compared: each store's rows (key, answer, parsed
 record, tokens, cost...) must hash alike, so a faster copy is also one that stores the
 same answers. Prints one line a run, the median ratio of each figure over the pairs with
 its spread, and a one-line JSON summary last; exits 1 if the rows differ.
 
 Usage: python bench/time_run_cost.py --runs-file RUNS.yaml --run demo-logprob
-       --against DIR [--pairs 3] [--warm demo-eva]
+       --against DIR [--pairs 3] [--warm demo-eva] [--seed-store STORE]
        [--profile-server OUT.prof] [--profile-client OUT.prof] (one run, profiled)
 """
 
@@ -28,6 +34,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import statistics
@@ -100,15 +107,21 @@ def _start_server(lib: Path, work: Path, profile: Path | None) -> tuple[subproce
     raise RuntimeError(f"the server did not start: {(work / 'server.log').read_text()[-2000:]}")
 
 
-def _stored(store: Path) -> tuple[int, str]:
-    """The calls stored ok and a digest of every stored row."""
+def _stored(store: Path, after: int = 0) -> tuple[int, str, int]:
+    """The calls stored ok and a digest of every stored row (of those past rowid
+    ``after``: a seeded store's own rows are left out), and the last rowid."""
     con = sqlite3.connect(store)
     try:
-        rows = con.execute(f"SELECT {ROW_COLUMNS} FROM calls ORDER BY {ROW_COLUMNS}").fetchall()
-        ok = con.execute("SELECT count(*) FROM calls WHERE status = 'ok'").fetchone()[0]
+        rows = con.execute(
+            f"SELECT {ROW_COLUMNS} FROM calls WHERE rowid > ? ORDER BY {ROW_COLUMNS}", (after,)
+        ).fetchall()
+        ok = con.execute(
+            "SELECT count(*) FROM calls WHERE status = 'ok' AND rowid > ?", (after,)
+        ).fetchone()[0]
+        last = con.execute("SELECT coalesce(max(rowid), 0) FROM calls").fetchone()[0]
     finally:
         con.close()
-    return ok, hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+    return ok, hashlib.sha256(repr(rows).encode()).hexdigest()[:16], last
 
 
 def _score(
@@ -136,13 +149,18 @@ def one_run(
     run: str,
     *,
     warm: str | None = None,
+    seed_store: Path | None = None,
     profile_server: Path | None = None,
     profile_client: Path | None = None,
 ) -> dict[str, float | str]:
-    """Score ``run`` with ``lib`` into a fresh store through a fresh server (warmed by
-    ``warm``, a run of the same images)."""
+    """Score ``run`` with ``lib`` into a fresh store (a copy of ``seed_store`` if given)
+    through a fresh server (warmed by ``warm``, a run of the same images)."""
     with tempfile.TemporaryDirectory(prefix="bench-run-cost-") as tmp:
         work = Path(tmp)
+        seeded = 0  # the seed store's last rowid: this run's rows come after it
+        if seed_store is not None:
+            shutil.copyfile(seed_store, work / "store.sqlite")
+            seeded = _stored(work / "store.sqlite", 1 << 62)[2]
         server, port = _start_server(lib, work, profile_server)
         try:
             if warm is not None:
@@ -158,10 +176,12 @@ def one_run(
         finally:
             server.send_signal(signal.SIGINT if profile_server else signal.SIGTERM)
             server.wait(timeout=60)
-        calls, digest = _stored(work / "store.sqlite")
-    ms = 1000.0 / calls
+        calls, digest, _ = _stored(work / "store.sqlite", seeded)
+    ms = 1000.0 / max(calls, 1)  # a plan stored already: the run's milliseconds
     return {
         "calls": calls,
+        "wall_s": times["wall"],
+        "cpu_s": times["cpu"] + server_cpu,
         "wall_ms": times["wall"] * ms,
         "client_cpu_ms": times["cpu"] * ms,
         "server_cpu_ms": server_cpu * ms,
@@ -175,7 +195,8 @@ FIGURES = ("wall_ms", "cpu_ms", "client_cpu_ms", "server_cpu_ms")
 
 def _line(got: dict[str, float | str]) -> str:
     shown = " ".join(f"{f} {float(got[f]):.3f}" for f in FIGURES)
-    return f"{got['calls']} calls, {shown}, rows {got['rows']}"
+    spent = f"wall {float(got['wall_s']):.1f} s, CPU {float(got['cpu_s']):.1f} s"
+    return f"{got['calls']} calls, {shown} ({spent}), rows {got['rows']}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", type=Path, help="a folder with the other copy's lib")
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--warm", help="a run of the same images to score first (see above)")
+    parser.add_argument("--seed-store", type=Path, help="a store each run starts from (copied)")
     parser.add_argument("--profile-server", type=Path, help="cProfile the server into a file")
     parser.add_argument("--profile-client", type=Path, help="cProfile the score command")
     args = parser.parse_args(argv)
@@ -195,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             runs_file,
             args.run,
             warm=args.warm,
+            seed_store=args.seed_store,
             profile_server=args.profile_server,
             profile_client=args.profile_client,
         )
@@ -205,9 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     ratios: dict[str, list[float]] = {f: [] for f in FIGURES}
     digests = set()
     for pair in range(args.pairs):
-        before = one_run(other, runs_file, args.run, warm=args.warm)
+        before = one_run(other, runs_file, args.run, warm=args.warm, seed_store=args.seed_store)
         print(f"pair {pair + 1} before: {_line(before)}", flush=True)
-        after = one_run(own, runs_file, args.run, warm=args.warm)
+        after = one_run(own, runs_file, args.run, warm=args.warm, seed_store=args.seed_store)
         print(f"pair {pair + 1} after:  {_line(after)}", flush=True)
         digests |= {before["rows"], after["rows"]}
         for f in FIGURES:

@@ -35,6 +35,36 @@ def test_scrub() -> None:
     assert scrub("Bearer abc.def", None) == "Bearer [redacted]"
 
 
+def test_a_text_too_short_for_a_secret_and_a_number_read_no_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A call's empty reason and numeric answer are kept as they are without reading the
+    key variables (once per stored call otherwise); a text that may hold the key is still
+    scrubbed of it."""
+    from judgepanel.core.client import secrets
+
+    reads: list[str | None] = []
+    real = secrets._secrets
+
+    def counted(secret: str | None) -> list[str]:
+        reads.append(secret)
+        return real(secret)
+
+    monkeypatch.setattr(secrets, "_secrets", counted)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    assert (scrub(""), scrub("ok"), scrub_value(None), scrub_value(7.5), scrub_value(3)) == (
+        "",
+        "ok",
+        None,
+        7.5,
+        3,
+    )
+    assert reads == []
+    assert scrub(f"echo {KEY}") == "echo [redacted]"
+    assert scrub_value({"why": KEY}) == {"why": "[redacted]"}
+    assert reads == [None, None]
+
+
 def test_missing_key_message_names_the_variable_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "   ")
     with pytest.raises(Exception, match="OPENAI_API_KEY is not set"):

@@ -13,6 +13,7 @@ import hashlib
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any
 
 from judgepanel.errors import JudgepanelError
@@ -70,6 +71,19 @@ class CallKey:
         """The key as the store's columns (``call_type`` in column ``kind``)."""
         return dict(zip(KEY_FIELDS, self.as_tuple(), strict=True))
 
+    @cached_property
+    def digest(self) -> int:
+        """:func:`key_digest` of the key, worked out once: a run compares it with the
+        store, counts it, records it and files it with its batch line (not a field: equal
+        keys stay equal, and it is not stored with the key's fields)."""
+        k = self
+        blob = (  # one f-string: this runs once per planned call
+            f"{k.dataset}\x1f{k.item}\x1f{k.family}\x1f{k.model}\x1f{k.call_type}"
+            f"\x1f{k.dimension}\x1f{k.repetition}\x1f{k.temperature!r}\x1f{k.rubric_sha}"
+            f"\x1f{k.prompt_hash}"
+        ).encode()
+        return int.from_bytes(hashlib.blake2b(blob, digest_size=8).digest(), "big", signed=True)
+
 
 # as_tuple without astuple's deep copy, in field order (the store's column order)
 _KEY_VALUES = operator.attrgetter(*(f.name for f in fields(CallKey)))
@@ -125,19 +139,23 @@ def key_digest(key: CallKey) -> int:
 
     Planning a resume compares the plan's digests with one column of the store instead of
     ten, which keeps it well under a second for 100,000 calls. Two different keys share a
-    digest with probability about n^2 / 2^64 (below 1e-9 for a million calls).
+    digest with probability about n^2 / 2^64 (below 1e-9 for a million calls). Each key
+    works its digest out once (:attr:`CallKey.digest`).
     """
-    k = key
-    blob = (  # one f-string: this runs once per planned call on every resume
-        f"{k.dataset}\x1f{k.item}\x1f{k.family}\x1f{k.model}\x1f{k.call_type}\x1f{k.dimension}"
-        f"\x1f{k.repetition}\x1f{k.temperature!r}\x1f{k.rubric_sha}\x1f{k.prompt_hash}"
-    ).encode()
-    return int.from_bytes(hashlib.blake2b(blob, digest_size=8).digest(), "big", signed=True)
+    return key.digest
 
 
 def seed_from_key(key: CallKey) -> int:
-    """A 31-bit sampling seed derived from every key field, so each repetition differs."""
-    blob = "\x1f".join(str(v) for v in key.as_tuple()).encode("utf-8")
+    """A 31-bit sampling seed derived from every key field, so each repetition differs.
+
+    The text hashed is each field's ``str`` joined by ``\\x1f``, written as one f-string
+    (this runs once per planned call, when the plan is made).
+    """
+    k = key
+    blob = (
+        f"{k.dataset}\x1f{k.item}\x1f{k.family}\x1f{k.model}\x1f{k.call_type}\x1f{k.dimension}"
+        f"\x1f{k.repetition}\x1f{k.temperature}\x1f{k.rubric_sha}\x1f{k.prompt_hash}"
+    ).encode()
     return int.from_bytes(hashlib.sha256(blob).digest()[:4], "big") & 0x7FFFFFFF
 
 

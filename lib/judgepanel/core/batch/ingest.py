@@ -83,17 +83,20 @@ def ingest_chunk(
     max_reasks: int,
     status: str,
     fault: FaultHook | None = None,
+    lines: Sequence[LineRecord] | None = None,
 ) -> CallCounts:
     """Write ``chunk``'s results (``files``: data and a name for messages, in
     ``provider``'s format) and close it.
 
     ``specs`` maps the chunk's custom_ids to their calls (it may hold more); ``fault``
-    (tests only) is called half-way through writing them. Returns what was written:
+    (tests only) is called half-way through writing them; ``lines``: the chunk's lines
+    (:meth:`BatchBook.lines`) when the caller has read them already. Returns what was written:
     outcomes, their cost, the re-asks of failed calls, the lines left unanswered, and
     notes on lines that were not kept.
     """
-    book = BatchBook(store)
-    records: dict[str, LineRecord] = {rec.custom_id: rec for rec in book.lines(chunk.chunk)}
+    if lines is None:
+        lines = BatchBook(store).lines(chunk.chunk)
+    records: dict[str, LineRecord] = {rec.custom_id: rec for rec in lines}
     history = reask_history(store, [specs[c] for c in records], custom_id)
     latency = max(0.0, time.time() - chunk.created)
     price_of = {model: batch_price(price) for model, price in prices.items()}
@@ -103,11 +106,11 @@ def ingest_chunk(
     with collector_paused():  # a logprob file is many small objects
         for data, name in files:
             try:
-                lines = list(read_result_lines(data, name, provider))
+                results = list(read_result_lines(data, name, provider))
             except ResultFileError as exc:
                 got.notes.append(str(exc))
                 continue
-            for line in lines:
+            for line in results:
                 rec = records.get(line.custom_id)
                 if rec is None:
                     got.notes.append(f"{line.where}: {line.custom_id} is not a call of this batch")

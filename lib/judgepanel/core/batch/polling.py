@@ -42,7 +42,7 @@ class Polling(RunState):
         line, and whether every polled chunk had ended (None when none is open)."""
         open_ = [
             c
-            for c in self.book.chunks(datasets=self._datasets(), mode="provider")
+            for c in self.book.chunks(datasets=self.datasets, mode="provider")
             if c.state == "submitted"
         ]
         if not open_:
@@ -90,6 +90,7 @@ class Polling(RunState):
             )
             note = scrub(f"batch {batch.id} failed validation: {why}")  # type: ignore[attr-defined]
             self.book.abandon(chunk.chunk, status, note)
+            self.changed()
             self._settle(chunk, 0.0)
             for rec in self.book.lines(chunk.chunk):
                 self.exhausted.add(rec.custom_id)
@@ -114,9 +115,9 @@ class Polling(RunState):
 
     def ingest(self, chunk: Chunk, output: bytes, errors: bytes, status: str) -> None:
         """Write a finished chunk's results in one transaction (see ``Store.record_batch``)."""
-        specs = {
-            rec.custom_id: self._spec(rec.custom_id, chunk) for rec in self.book.lines(chunk.chunk)
-        }
+        lines = self.book.lines(chunk.chunk)  # read once: matched here, then ingested
+        specs = {rec.custom_id: self._spec(rec.custom_id, chunk) for rec in lines}
+        self.changed()
         got = ingest_chunk(
             self.store,
             chunk,
@@ -130,6 +131,7 @@ class Polling(RunState):
             max_reasks=self.options.max_reasks,
             status=status,
             fault=self.batch.fault,
+            lines=lines,
         )
         for note in got.notes[:5]:
             log.warning("%s", note)

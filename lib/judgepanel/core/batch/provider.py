@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from judgepanel.core.batch.options import BatchOptions
 from judgepanel.core.batch.polling import Polling
 from judgepanel.core.batch.submit import Submitting
-from judgepanel.core.calls import CallSpec, key_digest
+from judgepanel.core.calls import CallSpec
 from judgepanel.core.client.entry import _unique_plan
 from judgepanel.core.client.outcome import ClientError, RunSummary
 from judgepanel.core.config import Price
@@ -76,7 +76,7 @@ class BatchRun(Submitting, Polling):
         if self.t.resumed:
             self.t.notes.append(f"{self.t.resumed} batches of an earlier command picked up")
         # only this plan's: other runs may be sending batches of other datasets meanwhile
-        open_now = sum(len(self.store.batched_digests(ds)) for ds in self._datasets())
+        open_now = len(self.store.batched_digests(self.datasets))
         if open_now:
             self.t.notes.append(
                 f"{open_now} calls are in batches still running; run the same command "
@@ -134,11 +134,11 @@ def run_batches(
     datasets = {s.key.dataset for s in plan}
     with store.sending(datasets):
         store.recover_interrupted(datasets)
-        done: set[int] = set()
-        for ds in datasets:
-            done |= store.completed_digests(ds, include_failed=not options.retry_failed)
-        skipped = sum(key_digest(s.key) in done for s in plan)
-        runner = BatchRun(plan, store, prices, options, batch, run, desc)
+        # one read of what the store holds: the count of calls stored, then the runner's
+        done = store.completed_digests(datasets, include_failed=not options.retry_failed)
+        skipped = sum(s.key.digest in done for s in plan)
+        done |= store.batched_digests(datasets)
+        runner = BatchRun(plan, store, prices, options, batch, run, desc, done)
         try:
             return runner.execute(len(plan), skipped)
         finally:

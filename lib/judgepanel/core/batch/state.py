@@ -4,14 +4,14 @@ it reserved and sent, and its counts (the state :mod:`.submit` and :mod:`.pollin
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from judgepanel.core.batch.ingest import reask_history
 from judgepanel.core.batch.lines import custom_id
 from judgepanel.core.batch.options import BatchOptions
 from judgepanel.core.batch.records import BatchBook, Chunk
 from judgepanel.core.budget import Budget
-from judgepanel.core.calls import CallSpec, key_digest
+from judgepanel.core.calls import CallSpec
 from judgepanel.core.client.counts import CallCounts
 from judgepanel.core.client.outcome import ClientError
 from judgepanel.core.client.secrets import endpoint_key
@@ -23,7 +23,13 @@ from judgepanel.core.store import Store
 
 class RunState:
     """One batch command: the SDK client, the endpoint's provider (the lines' format and
-    their cost), the plan, the budget and the counters."""
+    their cost), the plan, the budget and the counters.
+
+    What the store holds of the plan is read in one query (``done``: the digests
+    :func:`run_batches` read before making it) and read again only after this command
+    wrote to the store (a chunk planned, ingested or abandoned): a plan stored already
+    is checked once.
+    """
 
     def __init__(
         self,
@@ -34,6 +40,7 @@ class RunState:
         batch: BatchOptions,
         run: str,
         desc: str,
+        done: set[int] | None = None,
     ) -> None:
         import openai
 
@@ -46,7 +53,11 @@ class RunState:
         self.desc = desc
         self.custom_id = custom_id
         self.provider = provider(options.endpoint.provider)
-        self.by_id: dict[str, CallSpec] = {custom_id(s.key): s for s in specs}
+        self.plan: Sequence[CallSpec] = specs
+        self.datasets: frozenset[str] = frozenset(s.key.dataset for s in specs)
+        self._done = done
+        self._by_id: dict[str, CallSpec] = {}  # custom_id -> call, of the chunks sent
+        self._every_id = False  # whether _by_id names every call of the plan
         base_url = options.endpoint.base_url
         self.endpoint = base_url or "the endpoint"
         # Control calls (upload, create, poll) are not billed: the SDK's own retries suit
@@ -66,30 +77,44 @@ class RunState:
         self.stopped_by_budget = False
         self.aborted = ""
         self.started = time.monotonic()
-        self.no_batch_price = sorted(
-            {s.key.model for s in specs if self.prices[s.key.model].batch() is None}
-        )
+        models = {s.key.model for s in specs}
+        self.no_batch_price = sorted(m for m in models if self.prices[m].batch() is None)
 
-    def _datasets(self) -> set[str]:
-        return {s.key.dataset for s in self.by_id.values()}
+    def stored(self) -> set[int]:
+        """Digests of the plan's datasets' calls stored as done or in an open chunk (read
+        from the store unless nothing was written since the last read)."""
+        if self._done is None:
+            retry = self.options.retry_failed
+            done = self.store.completed_digests(self.datasets, include_failed=not retry)
+            self._done = done | self.store.batched_digests(self.datasets)
+        return self._done
+
+    def changed(self) -> None:
+        """The store was written (a chunk planned, ingested or abandoned): read it again."""
+        self._done = None
 
     def _pending(self) -> list[CallSpec]:
         """Planned calls neither stored as done nor in an open chunk, nor used up."""
-        done: set[int] = set()
-        for ds in self._datasets():
-            done |= self.store.completed_digests(ds, include_failed=not self.options.retry_failed)
-            done |= self.store.batched_digests(ds)
-        return [
-            s
-            for cid, s in self.by_id.items()
-            if key_digest(s.key) not in done and cid not in self.exhausted
-        ]
+        done = self.stored()
+        left = [s for s in self.plan if s.key.digest not in done]
+        if self.exhausted:
+            left = [s for s in left if self.custom_id(s.key) not in self.exhausted]
+        return left
+
+    def sent_as(self, lines: Iterable[tuple[str, CallSpec]]) -> None:
+        """Remember the calls this command put in a chunk, by custom_id (to match their
+        results without naming every call of the plan)."""
+        self._by_id.update(lines)
 
     def _history(self, specs: Sequence[CallSpec]) -> dict[str, int]:
         return reask_history(self.store, specs, self.custom_id)
 
     def _spec(self, cid: str, chunk: Chunk) -> CallSpec:
-        spec = self.by_id.get(cid)
+        spec = self._by_id.get(cid)
+        if spec is None and not self._every_id:  # a chunk of an earlier command
+            self._by_id = {self.custom_id(s.key): s for s in self.plan}
+            self._every_id = True
+            spec = self._by_id.get(cid)
         if spec is None:
             raise ClientError(
                 f"batch chunk {chunk.chunk} (run {chunk.run!r}) holds the call {cid}, which "

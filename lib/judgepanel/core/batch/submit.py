@@ -74,6 +74,8 @@ class Submitting(RunState):
             lines=[(ln.custom_id, ln.spec.key, ln.seed, ln.bound) for ln in part],
             n_bytes=len(data),
         )
+        self.changed()
+        self.sent_as((line.custom_id, line.spec) for line in part)
         self.reserved[chunk] = sum(line.bound for line in part)
         for line in part:
             self.sends[line.custom_id] = self.sends.get(line.custom_id, 0) + 1
@@ -128,7 +130,7 @@ class Submitting(RunState):
 
     def resume(self) -> None:
         """Pick up the chunks an earlier command left open for this plan's datasets."""
-        for chunk in self.book.chunks(datasets=self._datasets(), mode="provider"):
+        for chunk in self.book.chunks(datasets=self.datasets, mode="provider"):
             self.t.resumed += 1
             for rec in self.book.lines(chunk.chunk):
                 self._spec(rec.custom_id, chunk)  # every line must belong to this plan

@@ -20,7 +20,7 @@ from typing import Any
 from tqdm import tqdm
 
 from judgepanel.core.budget import Budget
-from judgepanel.core.calls import CallSpec, key_digest
+from judgepanel.core.calls import CallSpec
 from judgepanel.core.client.outcome import ClientError, RunSummary
 from judgepanel.core.client.runner import Runner, repetition_groups
 from judgepanel.core.client.secrets import endpoint_key
@@ -55,11 +55,9 @@ def pending_calls(
     the batch (``score --batch`` collects them), and sending them again would pay twice.
     """
     datasets = {s.key.dataset for s in specs}
-    done: set[int] = set()
-    for ds in datasets:
-        done |= store.completed_digests(ds, include_failed=not retry_failed)
-        done |= store.batched_digests(ds)
-    todo = [s for s in specs if key_digest(s.key) not in done]
+    done = store.completed_digests(datasets, include_failed=not retry_failed)
+    done |= store.batched_digests(datasets)
+    todo = [s for s in specs if s.key.digest not in done]
     return todo, len(specs) - len(todo)
 
 

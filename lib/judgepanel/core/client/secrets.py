@@ -52,13 +52,19 @@ def _scrubbed(text: str, secrets: list[str]) -> str:
 
 def scrub(text: str, secret: str | None = None) -> str:
     """``text`` with the API key (and anything shaped like a key or bearer token) removed:
-    ``secret`` when given, else the value of every variable a key was read from."""
+    ``secret`` when given, else the value of every variable a key was read from (read
+    only for a text long enough to hold one: a call's empty reason reads nothing)."""
+    if len(text) < _SHORTEST_HIT:
+        return text
     return _scrubbed(text, _secrets(secret))
 
 
 def scrub_value(value: Any, secret: str | None = None) -> Any:
     """``value`` (a parsed answer: JSON-like lists, dicts and scalars) with every string
-    passed through :func:`scrub` (the secrets are read once for all of them)."""
+    passed through :func:`scrub` (the secrets are read once for all of them, and not at
+    all for a value without text: a number, ``None``)."""
+    if value is None or isinstance(value, int | float):
+        return value
     return _scrub_value(value, _secrets(secret))
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,15 @@ def where(
     return (" WHERE " + " AND ".join(terms) if terms else ""), params
 
 
+def of_datasets(column: str, dataset: str | Collection[str] | None) -> tuple[str, list[str]]:
+    """``"column IN (?, ...) AND "`` for one dataset or several (``""``: all of them) and
+    its parameters: a plan's datasets are read in one query."""
+    if dataset is None:
+        return "", []
+    names = [dataset] if isinstance(dataset, str) else list(dataset)
+    return f"{column} IN ({', '.join('?' * len(names))}) AND ", names
+
+
 UNPRICED_COST = (
     "CASE WHEN key_digest IN (SELECT key_digest FROM imported_calls) THEN NULL "
     "ELSE cost END AS cost"
@@ -63,19 +73,28 @@ class Reader:
         return set(self._conn.execute(f"SELECT {', '.join(KEY_FIELDS)} FROM calls{sql}", params))
 
     def completed_digests(
-        self, dataset: str | None = None, include_failed: bool = True
+        self, dataset: str | Collection[str] | None = None, include_failed: bool = True
     ) -> set[int]:
         """``calls.key_digest`` of the calls a resume must not send again, in one query.
 
         The fast path of resume planning (see :func:`judgepanel.core.calls.key_digest`).
         ``ok`` calls are done; ``final`` failures are done unless ``include_failed`` is
         False (``--retry-failed``); ``retryable`` failures are never done, so a plain
-        resume sends them again.
+        resume sends them again. ``dataset``: one dataset, several (a plan's), or all.
+
+        The ``ok`` rows are read from the digest index alone (an ``ok`` row's failure is
+        always ``""``); only the failed rows are looked up in the table, for their kind.
         """
-        sql, params = where(dataset=dataset, status=None if include_failed else "ok")
-        sql += (" AND " if sql else " WHERE ") + "failure != 'retryable'"
-        rows = self._conn.execute(f"SELECT key_digest FROM calls{sql}", params)
-        return {row[0] for row in rows}
+        of, params = of_datasets("dataset", dataset)
+        sql = f"SELECT key_digest FROM calls WHERE {of}status = 'ok'"
+        if include_failed:
+            sql += (
+                f" UNION ALL SELECT key_digest FROM calls WHERE {of}status = 'failed' "
+                "AND failure != 'retryable'"
+            )
+            params = params * 2
+        rows = self._conn.execute(sql, params)
+        return set(chain.from_iterable(rows))
 
     def is_completed(self, key: CallKey) -> bool:
         """Whether one key is stored (one query; prefer :meth:`completed_digests` for plans)."""

@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgepanel.core.store.frames import where
+from judgepanel.core.store.frames import of_datasets, where
 from judgepanel.core.store.schema import OPEN_CHUNK_STATES
 from judgepanel.core.store.writer import Reservations
+
+_OPEN_CHUNKS = (
+    f"(SELECT chunk FROM batches WHERE state IN ({', '.join(repr(s) for s in OPEN_CHUNK_STATES)}))"
+)
+"""The open chunks, as a subquery: a store's lines are found by their chunk (the lines'
+key), so the lines of chunks long closed are not read (a join scanned them all)."""
 
 
 @dataclass(frozen=True)
@@ -175,25 +181,20 @@ class Accounts:
             gone.calls + now.calls + batched.calls, gone.bound + now.bound + batched.bound
         )
 
-    def batched_digests(self, dataset: str | None = None) -> set[int]:
-        """``key_digest`` of the calls in open batch chunks: sent, not yet answered."""
-        states = ", ".join(f"'{s}'" for s in OPEN_CHUNK_STATES)
-        sql, params = "", []
-        if dataset is not None:
-            sql, params = " AND l.dataset = ?", [dataset]
+    def batched_digests(self, dataset: str | Collection[str] | None = None) -> set[int]:
+        """``key_digest`` of the calls in open batch chunks: sent, not yet answered
+        (of one dataset, of several, or of all)."""
+        of, params = of_datasets("dataset", dataset)
         rows = self._conn.execute(
-            "SELECT l.key_digest FROM batch_lines l JOIN batches b ON b.chunk = l.chunk "
-            f"WHERE b.state IN ({states}){sql}",
-            params,
+            f"SELECT key_digest FROM batch_lines WHERE {of}chunk IN {_OPEN_CHUNKS}", params
         )
         return {row[0] for row in rows}
 
     def batched(self) -> Reservations:
         """Calls in open batch chunks (submitted, or on their way) and their bounds."""
-        states = ", ".join(f"'{s}'" for s in OPEN_CHUNK_STATES)
         n, usd = self._conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(l.bound), 0) FROM batch_lines l "
-            f"JOIN batches b ON b.chunk = l.chunk WHERE b.state IN ({states})"
+            "SELECT COUNT(*), COALESCE(SUM(bound), 0) FROM batch_lines "
+            f"WHERE chunk IN {_OPEN_CHUNKS}"
         ).fetchone()
         return Reservations(int(n), float(usd))
 

@@ -47,13 +47,15 @@ def _build(rubric: Rubric, call_type: str, dimension: str, path: str) -> list[di
 def _build_from_bytes(
     rubric: Rubric, call_type: str, dimension: str, data: bytes
 ) -> list[dict[str, Any]]:
-    return rubric.messages(call_type, dimension, _bytes_url(data))
+    return rubric.messages(call_type, dimension, cached_bytes_url(data))
 
 
 @lru_cache(maxsize=32)
-def _bytes_url(data: bytes) -> str:
+def cached_bytes_url(data: bytes) -> str:
     """An in-memory image (a VAB set image) as a data URL, remembering the recent ones as
-    :func:`~judgepanel.core.client.cached_data_url` does for files."""
+    :func:`~judgepanel.core.client.cached_data_url` does for files: the calls of one set
+    are adjacent in a plan, so each image is encoded once for all of them, and its one
+    string is what the request encoder recognises (:mod:`judgepanel.core.providers.openai`)."""
     return bytes_data_url(data, image_mime(data))
 
 

@@ -38,10 +38,9 @@ import numpy as np
 import pandas as pd
 
 from judgepanel.core.calls import CallSpec, PromptSpec, make_spec
-from judgepanel.core.prompts import bytes_data_url
 from judgepanel.core.rubric import messages_hash
-from judgepanel.datasets.vab import image_mime
 from judgepanel.studies.common.choice_parse import LETTERS, QUESTIONS, parse_answer
+from judgepanel.studies.common.rubric_plan import cached_bytes_url
 
 Order = tuple[int, ...]
 
@@ -203,7 +202,7 @@ def _parser(question: str, order: Order, labels: tuple[str, ...]):
 
 def _builder(question: str, order: Order, labels: tuple[str, ...], images: tuple[bytes, ...]):
     def build() -> list[dict[str, Any]]:
-        urls = [bytes_data_url(data, image_mime(data)) for data in images]
+        urls = [cached_bytes_url(data) for data in images]
         return build_messages(question, order, labels, urls)
 
     return build
