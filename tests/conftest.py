@@ -46,6 +46,17 @@ def pytest_configure(config: pytest.Config) -> None:
     threadpool_limits(int(os.environ["OMP_NUM_THREADS"]))  # this process's pools, loaded already
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the ``slow`` tests first, each kept in the order it was collected in.
+
+    pytest-xdist hands the tests out in this order (a group of ``--dist loadgroup`` as one
+    unit, the largest first). Collected by file name, the longest tests came last, and one
+    worker ran the last of them while the other sat idle; started first, they are spread
+    over both workers while the short tests fill the gaps.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Fail a grouped test that ``--dist loadgroup`` could not group.
 

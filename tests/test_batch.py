@@ -184,6 +184,7 @@ def _score(rf: Path, base_url: str, *extra: str, crash: str = "") -> subprocess.
 
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize("step", ["uploaded", "created", "polling", "ingesting"])
+@pytest.mark.slow
 def test_a_batch_run_killed_at_any_step_resumes_without_paying_twice(
     world: Path, tmp_path: Path, step: str
 ) -> None:
@@ -397,6 +398,7 @@ def test_batches_in_flight_are_shown_and_never_sent_online_too(
 
 
 @pytest.mark.timeout(1800)  # builds the small project when it runs first
+@pytest.mark.slow
 def test_every_study_stores_the_same_answers_through_batches(
     small_project, sim_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

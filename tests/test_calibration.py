@@ -21,6 +21,11 @@ from judgepanel_sim.world.mechanism import Mechanism
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# The module's fixtures are built once, by the one worker that runs every test here
+# (spread over two workers, each built them).
+pytestmark = pytest.mark.xdist_group("calibration")
+
+
 @pytest.fixture(scope="module")
 def tiny_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 60-image pool with the null world and the fully planted one."""
@@ -57,6 +62,7 @@ def test_misses_reads_the_interval():
     assert not cal.misses(row, "coverage", 0.92)
 
 
+@pytest.mark.slow
 def test_pool_errors_name_the_file(tiny_pool: Path, tmp_path: Path):
     with pytest.raises(cal.PoolError, match=r"pool\.json"):
         cal.load_pool(tmp_path)
@@ -71,6 +77,7 @@ def test_pool_errors_name_the_file(tiny_pool: Path, tmp_path: Path):
         cal.load_pool(broken)
 
 
+@pytest.mark.slow
 def test_truth_and_rates_of_replicates(tiny_pool: Path):
     pool = cal.load_pool(tiny_pool)
     null, planted = cal.curve_worlds(pool)
@@ -99,6 +106,7 @@ def test_truth_and_rates_of_replicates(tiny_pool: Path):
     assert row["coverage_low"] <= row["coverage"] <= row["coverage_high"]
 
 
+@pytest.mark.slow
 def test_notebook_08_runs_and_the_index_links_it(tiny_pool: Path, tmp_path: Path):
     config = load_config(ROOT / "papermill_runs.yaml")
     run = config.run("calibration")
@@ -140,6 +148,7 @@ def test_notebook_08_runs_and_the_index_links_it(tiny_pool: Path, tmp_path: Path
     assert 'href="calibration/08_calibration.html"' in index
 
 
+@pytest.mark.slow
 def test_the_heldout_truth_scores_each_replicate_on_the_images_it_did_not_use(tiny_pool: Path):
     from judgepanel.core.prompts import DIMENSIONS
     from judgepanel.stats.correlation import correlate

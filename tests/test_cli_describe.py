@@ -113,6 +113,7 @@ def test_a_malformed_file_names_its_line(tmp_path, capsys):
     assert code == BAD_INPUT and "AVA.txt" in err and "line 3" in err and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_the_installed_command_runs_as_a_user_would(tmp_path):
     root = write_koniq(tmp_path / "koniq")
     command = [sys.executable, "-m", "judgepanel.cli", "data", "describe"]

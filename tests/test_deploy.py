@@ -228,6 +228,7 @@ def _new_images(folder: Path, scene, n: int = 4) -> Path:
 
 
 @pytest.mark.timeout(280)
+@pytest.mark.slow
 def test_fit_then_predict_a_folder_of_new_images(
     sim_server, tmp_path: Path, monkeypatch, capsys, scene
 ) -> None:

@@ -204,6 +204,7 @@ def test_compare_arms_refuses_a_comparator_that_shadows_an_arm():
     assert only_self.empty and "p" in only_self.columns
 
 
+@pytest.mark.slow
 def test_fusion_of_dimensions_beats_holistic_verdicts_when_the_signal_is_in_the_dimensions():
     # Humans weight the dimensions unevenly; the families' holistic verdicts do not. Fused
     # dimension scores can recover the human weighting, fused verdicts cannot.

@@ -44,6 +44,11 @@ def test_panel_pays_keeps_a_series_and_refuses_a_meaningless_alpha() -> None:
             retest.panel_pays(np.array([1.0]), np.array([0.0]), alpha)
 
 
+# The module's fixtures are built once, by the one worker that runs every test here
+# (spread over two workers, each built them).
+pytestmark = pytest.mark.xdist_group("headroom-tables")
+
+
 @pytest.fixture(scope="module")
 def trio_world():
     scores, y = synthetic_scores(n=120)
@@ -53,6 +58,7 @@ def trio_world():
     return blocks, probe_H, fused
 
 
+@pytest.mark.slow
 def test_retest_table_rows_and_a_stricter_alpha(trio_world) -> None:
     blocks, probe_H, fused = trio_world
     kw = {"fused": fused, "n_resamples": 200, "seed": 0, "dataset": "w"}
@@ -167,6 +173,7 @@ def test_plain_arm_brackets_the_fused_arm() -> None:
     assert unbracketed_jargon(plain_arm("H+P_gb (strong trio)")) == []
 
 
+@pytest.mark.slow
 def test_partition_sweep_of_named_blocks(two_blocks) -> None:
     sets = {n: {"pre-declared": FAMILIES[:3], "all 5": FAMILIES} for n in two_blocks}
     assert robustness.blocks_named(sets["a"], ["pre"]) == {"pre-declared": FAMILIES[:3]}

@@ -21,6 +21,7 @@ here. A name of ``core`` has one import path, and no module answers unknown attr
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -291,8 +292,10 @@ def test_the_public_api_resolves_every_name_it_lists():
         judgepanel.nope  # noqa: B018
 
 
+@functools.cache
 def _declared(module: str) -> tuple[set[str], dict[str, str]]:
-    """The names ``module`` declares at its top level, and those it imports (name -> from)."""
+    """The names ``module`` declares at its top level, and those it imports (name -> from);
+    parsed once per module (every import of it from every source asks)."""
     tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     declared: set[str] = set()
     imported: dict[str, str] = {}
@@ -318,6 +321,7 @@ def _sources() -> list[Path]:
     return [p for d in ("lib", "tests", "bench") for p in sorted((root / d).rglob("*.py"))]
 
 
+@pytest.mark.slow
 def test_a_core_name_has_one_import_path():
     """A name of ``core`` is imported from the module that declares it, or from its own
     package (``judgepanel.core.store`` for ``Store``), never through another module that

@@ -145,6 +145,7 @@ def test_the_plan_asks_every_pair_question_and_order(project):
     assert first.parse(find_handler(req).answer(req))["winner"] in ("a", "b")
 
 
+@pytest.mark.slow
 def test_scored_from_a_run_resumably_and_within_the_budget(project, sim_server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sim-local")
     runs_file = project / "runs.yaml"

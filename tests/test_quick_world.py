@@ -28,6 +28,7 @@ def test_a_changed_size_rewrites_the_world_when_asked(tmp_path: Path) -> None:
     assert any("kept" in line for line in log)  # the same parameters keep the world
 
 
+@pytest.mark.slow
 def test_quick_shrinks_visionq_and_is_remembered(tmp_path: Path) -> None:
     write_worlds(tmp_path, seed=1, only=("visionq",), quick=True, log=lambda _: None)
     assert _manifest(tmp_path, "synth-visionq")["quick"] is True
@@ -37,6 +38,7 @@ def test_quick_shrinks_visionq_and_is_remembered(tmp_path: Path) -> None:
         write_worlds(tmp_path, seed=1, only=("visionq",), log=lambda _: None)
 
 
+@pytest.mark.slow
 def test_a_quick_world_of_another_size_is_rewritten(tmp_path: Path, monkeypatch) -> None:
     """A quick world's manifest holds its size: when the quick size changes, the world
     made at the old size counts as changed (rewritten with --replace-changed)."""

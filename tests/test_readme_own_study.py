@@ -63,6 +63,7 @@ def test_the_section_names_the_holistic_question_and_stays_short() -> None:
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 400
 
 
+@pytest.mark.slow
 def test_the_commands_run_in_order(study: Path) -> None:
     (commands,) = blocks("sh")
     lines = [line for line in commands.splitlines() if line.strip()]
@@ -87,6 +88,7 @@ def test_the_commands_run_in_order(study: Path) -> None:
     assert len(out) == 9 and set(out["dimension"]) == {"holistic", "sharpness", "clutter"}
 
 
+@pytest.mark.slow
 def test_the_python_calls_do_the_same(study: Path, tmp_path: Path) -> None:
     (code,) = blocks("python")
     folder = tmp_path / "py"

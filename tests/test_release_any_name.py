@@ -27,6 +27,7 @@ def describe(spec: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_spaq_exported_as_mos_scores_csv_is_read(tmp_path: Path) -> None:
     root = write_spaq_csv(tmp_path / "spaq", spaq_frame())
     released = root / "Annotations" / "MOS and Image attribute scores.csv"
@@ -74,6 +75,7 @@ def test_every_single_file_release_reads_its_scores_under_any_name(
     pd.testing.assert_frame_equal(after.images, before.images)
 
 
+@pytest.mark.slow
 def test_a_renamed_file_of_another_kind_names_the_columns(tmp_path: Path) -> None:
     root = write_koniq(tmp_path / "koniq")
     wrong = root / "koniq10k_distributions_sets.csv"

@@ -110,13 +110,16 @@ def test_a_headline_that_claims_too_much_is_refused(tmp_path: Path) -> None:
 
 
 def scoring_report(work: Path, eva: Path, ceiling: float, *, lanes: int):
-    """The parsed `report --score` of both runs under ``ceiling``, scored in ``lanes``."""
+    """The parsed `report --score` of both runs under ``ceiling``, scored in ``lanes``.
+
+    These tests check the scoring before the notebooks: 00 runs without its savings sample,
+    and its page and the call explorers are not rendered (``--tables-only``)."""
     work.mkdir()
     path = runs_file(work, eva, max_cost=ceiling)
     return build_parser().parse_args(
         ["report", "--runs-file", str(path), "--profile", "p", "--score", "--only", "00",
          "--outputs", str(work / "outputs"), "--score-lanes", str(lanes),
-         "-p", "savings_images=0"]  # 00's savings sample is not what these tests check
+         "-p", "savings_images=0", "--tables-only"]
     )  # fmt: skip
 
 
@@ -160,6 +163,7 @@ def test_report_score_shares_the_profile_ceiling(sim_server, tmp_path: Path, mon
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.slow
 def test_runs_scored_side_by_side_split_the_ceiling(
     sim_server, tmp_path: Path, monkeypatch, capsys
 ):
@@ -201,6 +205,7 @@ def test_runs_scored_side_by_side_split_the_ceiling(
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.slow
 def test_a_started_simulator_serves_each_lane_alike(tmp_path: Path, monkeypatch, capsys):
     """`report --start-sim` starts one simulated server per scoring lane (one server
     answers on one core); every request carries its seed, so the store holds the same

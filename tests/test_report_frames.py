@@ -69,6 +69,7 @@ def test_one_job_slot_reaches_papermill_in_a_few_frames(tmp_path: Path, monkeypa
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.slow
 def test_a_failing_notebook_stops_no_other_one(tmp_path: Path, monkeypatch, capsys, jobs: int):
     """With one slot as with several, the notebooks after a failed one still run, and the
     report ends in 1 naming it."""

@@ -192,6 +192,7 @@ for i in range(40):
 """
 
 
+@pytest.mark.slow
 def test_notebooks_of_one_run_keep_each_others_headlines(tmp_path: Path) -> None:
     """Kernels of one run update headlines.json at the same time; no update is lost."""
     go = tmp_path / "go"

@@ -30,6 +30,7 @@ def ledger(path: Path) -> pd.DataFrame:
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.slow
 def test_uncached_designs_bill_what_a_server_without_a_cache_bills(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

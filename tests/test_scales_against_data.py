@@ -111,6 +111,7 @@ def agree(lab: dict[str, Path], rubric: Path) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_declaring_the_scale_left_out_changes_the_agreement_and_the_note_says_why(lab):
     bare, declared = agree(lab, lab["bare"]), agree(lab, lab["declared"])
     (note,) = [n for n in bare["notes"] if n.startswith("sharpness:")]
@@ -138,6 +139,7 @@ def test_declaring_the_scale_left_out_changes_the_agreement_and_the_note_says_wh
     assert said[1] == f"note: {note}"  # said before any question's numbers
 
 
+@pytest.mark.slow
 def test_describe_and_import_say_it_before_anything_is_written(lab, tmp_path):
     done = jp("data", "describe", "--dataset", f"ratings:{lab['root']}", "--rubric",
               lab["bare"], "--splits", "5", "--resamples", "5", "--json")  # fmt: skip
@@ -185,6 +187,7 @@ def test_answers_outside_the_scale_are_refused_in_one_line_with_the_fix(lab, tmp
     assert not store.exists() and not (tmp_path / "out" / "study.sqlite").exists()
 
 
+@pytest.mark.slow
 def test_missing_images_end_to_end_with_imported_answers(lab, tmp_path):
     root = tmp_path / "photos"
     subprocess.run(["cp", "-r", str(lab["root"]), str(root)], check=True)

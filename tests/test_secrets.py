@@ -141,6 +141,7 @@ def test_key_appears_nowhere(sim_server_factory, tmp_path: Path, monkeypatch, ca
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.slow
 def test_an_echoed_key_is_scrubbed_from_answers(sim_server_factory, tmp_path: Path) -> None:
     """An endpoint that copies the key into its answers: the answer, the parsed answer and
     the export carry ``[redacted]`` instead, and the scores are still read."""

@@ -52,6 +52,11 @@ def _client(server) -> OpenAI:
     return OpenAI(base_url=server.base_url, api_key=KEY, max_retries=0)
 
 
+# The module's fixtures are built once, by the one worker that runs every test here
+# (spread over two workers, each built them).
+pytestmark = pytest.mark.xdist_group("sim-peers")
+
+
 @pytest.fixture(scope="module")
 def photo_url(jpeg_image: bytes) -> str:
     return bytes_data_url(jpeg_image, "image/jpeg")

@@ -182,6 +182,7 @@ def test_latents_are_mildly_correlated_and_knobs_are_noisy_functions_of_them():
     assert 0.1 < spearmanr(knobs["light_warmth"], lat["emotion"])[0] < 0.5
 
 
+@pytest.mark.slow
 def test_knob_visibility_orders_the_latents_as_the_world_card_says():
     assert set(KNOBS) - {"seed", "hue"} == {k for ks in OWN_KNOBS.values() for k in ks}
     vis = knob_visibility(n=1500, seed=1, folds=3).set_index("latent")

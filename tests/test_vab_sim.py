@@ -33,6 +33,11 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
     return "sim-local"
 
 
+# The module's fixtures are built once, by the one worker that runs every test here
+# (spread over two workers, each built them).
+pytestmark = pytest.mark.xdist_group("vab-sim")
+
+
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
     root = tmp_path_factory.mktemp("synth-vab")

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from judgepanel.core.paths import project_root
 from judgepanel.report.manifest import MANIFEST_NAME, read_manifest, write_manifest
@@ -44,6 +45,7 @@ def jp_verify(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_calibration_manifest_verifies_the_demo_tables(tmp_path: Path) -> None:
     outputs = calibrated(tmp_path)
     done = jp_verify(outputs)
@@ -55,6 +57,7 @@ def test_a_calibration_manifest_verifies_the_demo_tables(tmp_path: Path) -> None
     assert "Errno" not in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_changed_demo_table_still_fails_under_the_calibration_profile(tmp_path: Path) -> None:
     outputs = calibrated(tmp_path)
     rel = next(r for r in read_manifest(DEMO / MANIFEST_NAME).digests if r.endswith("cost.csv"))

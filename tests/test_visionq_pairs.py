@@ -16,6 +16,10 @@ from judgepanel.studies.visionq.pairs import (
 )
 from judgepanel_sim.world.visionq import write_visionq
 
+# The module's fixtures are built once, by the one worker that runs every test here
+# (spread over two workers, each built them).
+pytestmark = pytest.mark.xdist_group("visionq-pairs")
+
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
@@ -67,6 +71,7 @@ def test_no_paper_is_in_both_splits_and_the_split_is_seeded(bench):
     assert paper_split("p", test_share=1.0, seed=0) == "test"
 
 
+@pytest.mark.slow
 def test_last_letter_rule_and_the_per_leaf_report(bench):
     questions = load_questions(bench)
     pair_set = build_pairs(questions, rejected="last")

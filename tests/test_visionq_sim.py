@@ -112,6 +112,7 @@ def test_malformed_answers_do_not_parse(sim_server_factory, scene):
             parse_letter(answer, 3)
 
 
+@pytest.mark.slow
 def test_judges_beat_chance_on_synthetic_questions(sim_server, tmp_path):
     write_visionq(tmp_path, 11, n_papers=30)
     every = load_questions(tmp_path)

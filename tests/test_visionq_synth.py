@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from judgepanel.datasets import load_visionq
@@ -59,6 +60,7 @@ def test_rewrite_replaces_old_crops(tmp_path):
     assert on_disk == papers, "papers of the first run are gone"
 
 
+@pytest.mark.slow
 def test_release_layout_data_points_and_quality_flags(tmp_path):
     qfile = write_visionq(tmp_path, 11, n_papers=30)
     questions = [json.loads(line) for line in qfile.read_text().splitlines()]

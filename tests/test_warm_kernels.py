@@ -96,6 +96,7 @@ def _witnessed(nb: nbformat.NotebookNode) -> tuple[dict, list[float], list[int |
     return json.loads(lines[0]), json.loads(lines[1]), [c.execution_count for c in nb.cells]
 
 
+@pytest.mark.slow
 def test_nothing_one_notebook_did_is_seen_by_the_next(tmp_path: Path):
     spoiler = _write(tmp_path, "spoiler", SPOILER)
     witness = _write(tmp_path, "witness", WITNESS, "1 + 1")
@@ -131,6 +132,7 @@ def test_a_failed_notebook_gives_its_kernel_up(tmp_path: Path):
     assert kernel is not None and not kernel.alive()
 
 
+@pytest.mark.slow
 def test_a_warm_kernel_sees_its_width_and_a_new_environment_gets_a_new_kernel(
     tmp_path: Path, monkeypatch
 ):
@@ -167,6 +169,7 @@ def _tables(folder: Path) -> dict[str, bytes]:
 NOTEBOOKS = ("03_trio_sweep", "01_mtmm_validity")
 
 
+@pytest.mark.slow
 def test_two_real_notebooks_in_one_warm_kernel_match_fresh_kernels(tmp_path: Path):
     project = shared_small_project()
     run = project.config.run("test-eva")
