@@ -107,7 +107,8 @@ def test_nothing_one_notebook_did_is_seen_by_the_next(tmp_path: Path):
         kernel = lease.kernel
         _run(spoiler, lease.arguments, tmp_path)
     with notebook_kernel(1, str(tmp_path)) as lease:
-        assert lease.kernel is kernel  # the same warm kernel, after the spoiler
+        # the same warm kernel, after the spoiler
+        assert kernel is not None and lease.kernel is kernel, KERNELS.last_failure
         warm, warm_draws, warm_counts = _witnessed(_run(witness, lease.arguments, tmp_path))
     assert KERNELS.started - started <= 1 and KERNELS.reused - reused >= 1
 

@@ -114,15 +114,15 @@ class WarmKernel:
 
         return bool(run_sync(self.manager.is_alive)())
 
-    def refresh(self) -> bool:
-        """Put the kernel back to its fresh state; ``False`` when it could not be."""
+    def refresh(self) -> str | None:
+        """Put the kernel back to its fresh state; why not, when it could not be."""
         if not self.alive():
-            return False
+            return "the kernel is gone"
         try:
             self.run_silently(RESTORE)
-        except KernelSetupError:
-            return False
-        return True
+        except KernelSetupError as exc:
+            return str(exc)
+        return None
 
     def stop(self) -> None:
         """Shut the kernel down at once (it runs nothing anyone waits for)."""
@@ -177,6 +177,8 @@ class KernelPool:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     started: int = 0
     reused: int = 0
+    last_failure: str = ""
+    """Why the last kernel could not be started or put back (for a test's message)."""
 
     def acquire(self, threads: int | None, cwd: str) -> Lease | None:
         """A kernel for one notebook: an idle one started alike, else a new one; ``None``
@@ -187,7 +189,8 @@ class KernelPool:
         if kernel is None:
             try:
                 kernel = WarmKernel.start(threads, cwd, key)
-            except (KernelSetupError, RuntimeError, OSError):
+            except (KernelSetupError, RuntimeError, OSError) as exc:
+                self.last_failure = f"start: {type(exc).__name__}: {exc}"
                 return None
             with self._lock:
                 self._live.add(kernel)
@@ -202,9 +205,14 @@ class KernelPool:
             return
         kernel.notebooks += 1
         kernel.manager.close_clients()  # type: ignore[attr-defined]
-        if not lease.spoiled and kernel.refresh():
+        if lease.spoiled:
+            self._drop(kernel)
+            return
+        failure = kernel.refresh()
+        if failure is None:
             self._give(kernel)
         else:
+            self.last_failure = f"put back: {failure}"
             self._drop(kernel)
 
     def shutdown(self) -> None:
