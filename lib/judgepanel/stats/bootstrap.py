@@ -406,7 +406,8 @@ def _resampled_arms(
         rows = slice(start, start + counts.shape[1])
         if metric == "spearman":
             target = kept[k] if kept else RankedTarget(y_ties, counts)
-            made.append(target)
+            if key is not None and not kept:
+                made.append(target)  # kept for the next bootstrap of this target
             for j, ties in enumerate(x_ties):
                 out[rows, j] = target.spearman(ties, counts)
         else:
