@@ -43,6 +43,13 @@ def test_bench_scale_runs_small(tmp_path):
     assert summary["process_peak_rss_gib"] > 0 and summary["children_peak_rss_gib"] > 0
     assert summary["total_cpu_s"] > 0 and summary["jobs"] == 1
     assert "peak memory: this process" in proc.stdout.strip().splitlines()[-2]
+    # the analyses' subtotal leaves out exactly the benchmark's own steps
+    own = {"synthetic data", "chunked, compare-n", "unchunked, compare-n"}
+    steps = summary["steps"]
+    assert summary["analyses_cpu_s"] == pytest.approx(
+        sum(s["cpu_s"] for k, s in steps.items() if k not in own), abs=0.06
+    )
+    assert "resampled rho, both arms" in steps and own <= set(steps)
     results = summary["results"]
     assert results["compare"]["identical"] is True
     assert results["ceiling"]["method"] == "vote_split_half"

@@ -28,8 +28,11 @@ Definitions used throughout:
 
 from __future__ import annotations
 
+import os
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -81,6 +84,16 @@ _KENDALL_CHUNK_CELLS = 1_000_000
 INDEX_BLOCK_BYTES = 64 * 2**20
 """The most bytes of drawn indices (int64) a bootstrap holds at once: one block of
 :func:`resample_blocks`, unless a single resample is larger."""
+
+THREADED_ITEMS = 20_000
+"""Items from which the Spearman and partial bootstraps score their chunks on worker
+threads (:func:`chunk_threads`): numpy releases the GIL inside each chunk's array passes,
+which at this size are long enough to pay for handing the chunk over. Each chunk is
+scored alone, so the numbers are the same bit for bit on any number of threads."""
+
+# Chunks handed to the workers ahead of the one being read: bounds the draw counts held
+# at once (a chunk is about 2 MB) while keeping every worker busy.
+_IN_FLIGHT = 16
 
 
 def resample_indices(n: int, n_resamples: int, seed: int) -> NDArray[np.int64]:
@@ -293,29 +306,33 @@ def _count_chunks(
     weights: ArrayLike | None,
     cells: int = _CHUNK_CELLS,
     draws: Draws | None = None,
-) -> tuple[int, Iterator[NDArray[np.float64]]]:
-    """Number of resamples, and their draw counts (items x resamples) in bounded chunks.
+) -> tuple[int, Iterator[Callable[[], NDArray[np.float64]]]]:
+    """Number of resamples, and a maker of each chunk's draw counts (items x resamples).
 
-    With ``draws`` the indices are drawn a block at a time (:func:`resample_blocks`). A
-    block holds whole chunks, so the chunks are the arrays that the (B, n) indices of
-    :func:`resample_indices` give: the same numbers, bit for bit, in O(block x n) memory.
+    Advancing the iterator does what must stay in order (drawing the next block of
+    indices); calling a maker does the rest (counting its chunk), so a worker thread may
+    call it. With ``draws`` the indices are drawn a block at a time
+    (:func:`resample_blocks`). A block holds whole chunks, so the chunks are the arrays that
+    the (B, n) indices of :func:`resample_indices` give: the same numbers, bit for bit, in
+    O(block x n) memory.
     """
     if draws is None and (indices is None) == (weights is None):
         raise ValueError("give exactly one of indices= or weights=")
     if draws is not None and (indices is not None or weights is not None):
         raise ValueError("give draws= alone, without indices= or weights=")
     rows = max(1, cells // max(n, 1))
+    makers: Iterator[Callable[[], NDArray[np.float64]]]
     if draws is not None and (drawn := drawn_counts(n, *draws)) is not None:
         total = draws[0]
-        chunks = (
-            np.ascontiguousarray(drawn[:, i : i + rows], dtype=np.float64)
+        makers = (
+            _maker(np.ascontiguousarray, drawn[:, i : i + rows], dtype=np.float64)
             for i in range(0, total, rows)
         )
     elif draws is not None:
         total, seed = draws
         blocks = resample_blocks(n, total, seed, block_rows(n, total, rows))
-        chunks = (
-            draw_counts(block[i : i + rows], n)
+        makers = (
+            _maker(draw_counts, block[i : i + rows], n)
             for block in blocks
             for i in range(0, len(block), rows)
         )
@@ -328,12 +345,62 @@ def _count_chunks(
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             raise ValueError(f"indices must lie in [0, {n}), got [{idx.min()}, {idx.max()}]")
         total = idx.shape[0]
-        chunks = (draw_counts(idx[i : i + rows], n) for i in range(0, total, rows))
+        makers = (_maker(draw_counts, idx[i : i + rows], n) for i in range(0, total, rows))
     else:
         counts = as_counts(weights, n)
         total = counts.shape[1]
-        chunks = (counts[:, i : i + rows] for i in range(0, total, rows))
-    return total, chunks
+        makers = (_maker(lambda c: c, counts[:, i : i + rows]) for i in range(0, total, rows))
+    return total, makers
+
+
+def _maker(fn: Callable[..., NDArray[np.float64]], *args: Any, **kwargs: Any) -> Callable[[], Any]:
+    """``fn(*args, **kwargs)``, deferred (its arguments bound now, not at the call)."""
+    return lambda: fn(*args, **kwargs)
+
+
+def chunk_threads(n: int) -> int:
+    """Worker threads that score a bootstrap's chunks of ``n`` items: one below
+    :data:`THREADED_ITEMS`, else the cores this process may use, at most
+    ``OMP_NUM_THREADS`` where that is set (the usual cap on a numeric library's threads)."""
+    if n < THREADED_ITEMS:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cap = os.environ.get("OMP_NUM_THREADS", "").strip()
+    limit = int(cap) if cap.isdigit() and int(cap) > 0 else cores or 1
+    return max(1, min(cores or 1, limit))
+
+
+def map_chunks(
+    score: Callable[[Any], Any],
+    makers: Iterable[Callable[[], Any]],
+    threads: int,
+    in_flight: int | None = None,
+) -> Iterator[Any]:
+    """``score(make())`` for each maker, in the makers' order.
+
+    With one thread everything runs here, one chunk at a time. With more, the makers are
+    taken in order on this thread (so a draw that must stay in sequence does) and each
+    maker and its score run on a worker, at most ``in_flight`` chunks ahead of the one
+    being read. The first error of a chunk is raised here, and the chunks not yet started
+    are cancelled.
+    """
+    if threads <= 1:
+        for make in makers:
+            yield score(make())
+        return
+    limit = max(1, in_flight or _IN_FLIGHT)
+    pending: deque[Future[Any]] = deque()
+    with ThreadPoolExecutor(threads, thread_name_prefix="bootstrap") as pool:
+        try:
+            for make in makers:
+                pending.append(pool.submit(lambda m=make: score(m())))
+                if len(pending) >= limit:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 def drawn_counts(n: int, n_resamples: int, seed: int) -> NDArray[np.unsignedinteger] | None:
@@ -389,34 +456,49 @@ def _resampled_arms(
     indices: ArrayLike | None = None,
     weights: ArrayLike | None = None,
     draws: Draws | None = None,
+    threads: int | None = None,
 ) -> NDArray[np.float64]:
-    """(n_resamples, m) metric of every arm against ``y`` on every resample."""
+    """(n_resamples, m) metric of every arm against ``y`` on every resample.
+
+    Spearman's chunks are scored on ``threads`` workers (default :func:`chunk_threads`);
+    Kendall's, whose pair signs go through matrix products, on this thread.
+    """
     n = y.size
     cells = _KENDALL_CHUNK_CELLS if metric == "kendall_b" else _CHUNK_CELLS
-    total, chunks = _count_chunks(n, indices, weights, cells, draws)
+    total, makers = _count_chunks(n, indices, weights, cells, draws)
     out = np.empty((total, arms.shape[0]))
     y_ties = TieGroups(y)
     x_ties = [TieGroups(a) for a in arms]
     pair_signs = [PairSigns(y, a) for a in arms] if metric == "kendall_b" else []
     key = _target_key(y, draws, cells) if metric == "spearman" else None
     kept = _kept_targets(key, n, total, cells)
-    made: list[RankedTarget] = []
-    start = 0
-    for k, counts in enumerate(chunks):
-        rows = slice(start, start + counts.shape[1])
+    keep = key is not None and not kept
+
+    def score(chunk: tuple[int, NDArray[np.float64]]) -> tuple[NDArray, RankedTarget | None]:
+        k, counts = chunk
+        block = np.empty((counts.shape[1], len(x_ties)))
         if metric == "spearman":
             target = kept[k] if kept else RankedTarget(y_ties, counts)
-            if key is not None and not kept:
-                made.append(target)  # kept for the next bootstrap of this target
             for j, ties in enumerate(x_ties):
-                out[rows, j] = target.spearman(ties, counts)
-        else:
-            ty = y_ties.tied_pairs(counts)
-            for j, ties in enumerate(x_ties):
-                cd = pair_signs[j].con_minus_dis(counts)
-                out[rows, j] = tau_b_from_parts(counts, cd, ty, ties.tied_pairs(counts))
-        start += counts.shape[1]
-    if key is not None and not kept:
+                block[:, j] = target.spearman(ties, counts)
+            return block, target if keep else None
+        ty = y_ties.tied_pairs(counts)
+        for j, ties in enumerate(x_ties):
+            cd = pair_signs[j].con_minus_dis(counts)
+            block[:, j] = tau_b_from_parts(counts, cd, ty, ties.tied_pairs(counts))
+        return block, None
+
+    if metric != "spearman":
+        threads = 1
+    numbered = (_maker(lambda k, m: (k, m()), k, make) for k, make in enumerate(makers))
+    made: list[RankedTarget] = []  # kept for the next bootstrap of this target
+    start = 0
+    for block, target in map_chunks(score, numbered, threads or chunk_threads(n)):
+        out[start : start + block.shape[0]] = block
+        start += block.shape[0]
+        if target is not None:
+            made.append(target)
+    if keep:
         _keep_targets(key, made, n)
     return out
 
@@ -761,18 +843,20 @@ def _resampled_partials(
     indices: ArrayLike | None = None,
     weights: ArrayLike | None = None,
     draws: Draws | None = None,
+    threads: int | None = None,
 ) -> NDArray[np.float64]:
-    """(n_resamples, m) partial Spearman of each arm with ``target`` given ``covar``."""
+    """(n_resamples, m) partial Spearman of each arm with ``target`` given ``covar``; the
+    chunks on ``threads`` workers (default :func:`chunk_threads`)."""
     n = target.size
-    total, chunks = _count_chunks(n, indices, weights, draws=draws)
+    total, makers = _count_chunks(n, indices, weights, draws=draws)
     out = np.empty((total, arms.shape[0]))
     shared_ties = [TieGroups(target)] + [TieGroups(c) for c in covar.T]
     arm_ties = [TieGroups(a) for a in arms]
     v = len(shared_ties) + 1
-    start = 0
-    for counts in chunks:
+
+    def score(counts: NDArray[np.float64]) -> NDArray[np.float64]:
         b = counts.shape[1]
-        rows = slice(start, start + b)
+        block = np.empty((b, len(arm_ties)))
         shared = [_item_ranks(t, counts) for t in shared_ties]
         weighted = [counts * r for r in shared]
         cov = np.empty((b, v, v))
@@ -784,8 +868,13 @@ def _resampled_partials(
             for u in range(1, v):
                 cov[:, 0, u] = cov[:, u, 0] = _dot(weighted[u - 1], rx)
             cov[:, 0, 0] = _dot(counts * rx, rx)
-            out[rows, j] = partial_from_covariance(cov)
-        start += b
+            block[:, j] = partial_from_covariance(cov)
+        return block
+
+    start = 0
+    for block in map_chunks(score, makers, threads or chunk_threads(n)):
+        out[start : start + block.shape[0]] = block
+        start += block.shape[0]
     return out
 
 

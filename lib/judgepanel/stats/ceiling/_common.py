@@ -7,7 +7,7 @@ The methods (:mod:`._raters`, :mod:`._votes`, :mod:`._summary`) and the interval
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 from scipy import stats
+
+from judgepanel.stats.bootstrap import chunk_threads, map_chunks
 
 PER_RATER = "per_rater_split_half"
 VOTES = "vote_split_half"
@@ -193,20 +195,35 @@ def split_rs(
     n_splits: int,
     metric: str,
 ) -> NDArray[np.float64]:
-    """The correlation of each split's half-means, ranked and correlated a block at a time."""
+    """The correlation of each split's half-means, ranked and correlated a block at a time.
+
+    The splits are drawn here, in order; from :data:`~judgepanel.stats.bootstrap.
+    THREADED_ITEMS` images on, each block is ranked and correlated on a worker thread
+    while the next is drawn (the same numbers: a block's r depends on its halves alone).
+    """
     block = max(1, min(n_splits, BLOCK_CELLS // n_images))
-    out: list[NDArray[np.float64]] = []
-    rows_a: list[NDArray[np.float64]] = []
-    rows_b: list[NDArray[np.float64]] = []
-    for a, b in halves:
-        rows_a.append(a)
-        rows_b.append(b)
-        if len(rows_a) == block:
-            out.append(correlate(np.vstack(rows_a), np.vstack(rows_b), metric))
-            rows_a, rows_b = [], []
-    if rows_a:
-        out.append(correlate(np.vstack(rows_a), np.vstack(rows_b), metric))
-    return np.concatenate(out)
+
+    def blocks() -> Iterator[Callable[[], NDArray[np.float64]]]:
+        rows_a: list[NDArray[np.float64]] = []
+        rows_b: list[NDArray[np.float64]] = []
+        for a, b in halves:
+            rows_a.append(a)
+            rows_b.append(b)
+            if len(rows_a) == block:
+                yield _block_rs(rows_a, rows_b, metric)
+                rows_a, rows_b = [], []
+        if rows_a:
+            yield _block_rs(rows_a, rows_b, metric)
+
+    scored = map_chunks(lambda r: r, blocks(), chunk_threads(n_images), in_flight=2)
+    return np.concatenate(list(scored))
+
+
+def _block_rs(
+    rows_a: list[NDArray[np.float64]], rows_b: list[NDArray[np.float64]], metric: str
+) -> Callable[[], NDArray[np.float64]]:
+    """The r of one block of splits, deferred to whichever thread calls it."""
+    return lambda: correlate(np.vstack(rows_a), np.vstack(rows_b), metric)
 
 
 def from_split_rs(
