@@ -7,6 +7,11 @@ exit code of :mod:`judgepanel.cli.exit_codes`. Nothing outside this package impo
 ``data synth`` and ``sim-server`` belong to the embedded synthetic world
 (``judgepanel_sim``) and are forwarded to it before any parsing here
 (:mod:`judgepanel.cli.sim_server`).
+
+Building the parser stays cheap: a command module imports at its top only what its
+``add_parser`` needs, and its handler imports the library it runs (the studies, which
+register their planners on import, only where planning happens), so each command pays
+for its own imports alone, inside :class:`guarded` (``tests/test_cli_imports.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ import argparse
 import os
 import sys
 
-import judgepanel.studies  # noqa: F401  (registers each study's planner)
 from judgepanel import __version__
 from judgepanel.cli import (
     agree,

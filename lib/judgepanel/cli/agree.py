@@ -22,25 +22,27 @@ import dataclasses
 import math
 import tempfile
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from judgepanel.cli.common import SubParsers, print_info
-from judgepanel.core.answers_file import RUBRIC_CALL_TYPES, import_answers
-from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.errors import ConfigError
-from judgepanel.core.frames import read_calls
-from judgepanel.core.rubric import Rubric, load_rubric
-from judgepanel.core.scales import scale_notes, store_ranges
-from judgepanel.core.store import StoreError
-from judgepanel.datasets import Dataset, DatasetError, load_dataset
 from judgepanel.errors import JudgepanelError
-from judgepanel.stats.alt_test import ALT_METRICS, AltTestResult
-from judgepanel.studies import agreement
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from judgepanel.core.rubric import Rubric
+    from judgepanel.datasets import Dataset
+    from judgepanel.stats.alt_test import AltTestResult
+    from judgepanel.studies import agreement
 
 DEFAULT_EPSILON = 0.1
 """The alt-test's allowance for crowd annotators (the authors' guidance; README)."""
+
+ALT_METRICS: tuple[str, ...] = ("neg_rmse", "abs", "accuracy")
+"""``--metric``: as :data:`judgepanel.stats.alt_test.ALT_METRICS`, written out so that
+building the parser imports no statistics (``tests/test_cli_imports.py`` holds them
+equal)."""
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -110,6 +112,8 @@ def add_parser(sub: SubParsers) -> None:
 def _store_key(calls: pd.DataFrame, images: set[str], wanted: str | None, store: Path) -> str:
     """The store's dataset key whose rubric answers (holistic or dimension) cover most of
     ``images``."""
+    from judgepanel.core.answers_file import RUBRIC_CALL_TYPES
+
     asked = calls[calls["kind"].isin(RUBRIC_CALL_TYPES)]
     if wanted is not None:
         if wanted not in set(asked["dataset"]):
@@ -124,6 +128,9 @@ def _store_key(calls: pd.DataFrame, images: set[str], wanted: str | None, store:
 def _answers_calls(path: Path, data: Dataset, rubric: Rubric) -> tuple[pd.DataFrame, str]:
     """The calls of an answers file, read into a store of their own that lives only for
     this command (the checks and keys of ``import answers``)."""
+    from judgepanel.core.answers_file import import_answers
+    from judgepanel.core.frames import read_calls
+
     with tempfile.TemporaryDirectory(prefix="judgepanel-agree-") as folder:
         store = Path(folder) / "answers.sqlite"
         import_answers(
@@ -142,6 +149,8 @@ def _num(v: Any) -> float | None:
 
 def _alt_entry(res: AltTestResult | str | None, args: argparse.Namespace) -> dict[str, Any]:
     """One alt-test result as JSON (or why it was not run)."""
+    from judgepanel.stats.alt_test import AltTestResult
+
     if isinstance(res, AltTestResult):
         return {
             "winning_rate": res.winning_rate,
@@ -166,6 +175,8 @@ def _question_report(
     inputs: agreement.AgreementData, args: argparse.Namespace
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """One question's own facts, and each judge's entry for it."""
+    from judgepanel.studies import agreement
+
     b, seed = args.resamples, args.seed
     agree = agreement.judges_vs_humans(inputs, n_resamples=b, seed=seed)
     repeat = agreement.repeatability(inputs, n_resamples=b, seed=seed).set_index("family")
@@ -209,6 +220,8 @@ def _question_report(
 
 def _asked(data: Dataset, rubric: Rubric, wanted: list[str] | None) -> list[agreement.Question]:
     """The questions to compare: those named, else every one the dataset and rubric share."""
+    from judgepanel.studies import agreement
+
     if wanted:
         return [agreement.question_of(data, rubric, key) for key in dict.fromkeys(wanted)]
     found = agreement.questions(data, rubric)
@@ -226,6 +239,8 @@ def _calls(
 ) -> tuple[pd.DataFrame, str]:
     """The judges' calls to compare, from the answers file or the store, and their
     dataset key."""
+    from judgepanel.core.frames import read_calls
+
     if args.answers is not None:
         return _answers_calls(args.answers, data, rubric)
     if not args.store.is_file():
@@ -255,6 +270,8 @@ def _compare(
 ) -> _Compared:
     """Every asked question compared; one that cannot be is said, unless it was named
     (or is the only, holistic, one), which stops the command."""
+    from judgepanel.studies import agreement
+
     named = bool(args.question)
     done = _Compared()
     for q in asked:
@@ -283,6 +300,8 @@ def _compare(
 def _pooled(done: _Compared, args: argparse.Namespace) -> dict[str, Any]:
     """The alt-test pooled over the compared dimensions: its facts, and each judge's
     result added to its entry."""
+    from judgepanel.studies import agreement
+
     pooled_over = [d for d in done.inputs if d.question != agreement.HOLISTIC]
     rated = [d for d in pooled_over if d.humans is not None]
     tests = agreement.pooled_alt_tests(
@@ -303,6 +322,12 @@ def agree_report(args: argparse.Namespace) -> dict[str, Any]:
     """Everything ``agree`` prints, as one JSON-ready object: per question its map and
     people, per judge its entry for each question (the holistic one also at the judge's
     top level, as before dimensions were compared)."""
+    from judgepanel.core.describe import parse_dataset_spec
+    from judgepanel.core.rubric import load_rubric
+    from judgepanel.core.scales import scale_notes, store_ranges
+    from judgepanel.datasets import load_dataset
+    from judgepanel.studies import agreement
+
     kind, root = parse_dataset_spec(args.dataset)
     rubric = load_rubric(args.rubric) if args.rubric else load_rubric()
     # Labels alone: the judges' answers are in the store or the answers file, so the
@@ -413,6 +438,8 @@ def agree_lines(info: dict[str, Any]) -> list[str]:
 
 def agree_command(args: argparse.Namespace) -> int:
     """``judgepanel agree``; exit 0, or bad input with one line on stderr."""
+    from judgepanel.core.store import StoreError
+    from judgepanel.datasets import DatasetError
 
     def compute() -> dict[str, Any]:
         if not 0.0 <= args.epsilon < 1.0 or not 0.0 < args.q < 1.0:

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from judgepanel.cli.common import SubParsers, fail, split
 from judgepanel.cli.exit_codes import OK
-from judgepanel.core.batch.offline import OfflineImportError, export_lines, import_lines
-from judgepanel.core.calls import CallSpec
-from judgepanel.core.client.outcome import ClientError
-from judgepanel.core.config import Price
 from judgepanel.core.errors import ConfigError
-from judgepanel.core.scoring import plan_target
 from judgepanel.core.sendconfig import default_of
-from judgepanel.core.settings import ScoreRequest, ScoreSettings, resolve_settings
-from judgepanel.core.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from judgepanel.core.calls import CallSpec
+    from judgepanel.core.config import Price
+    from judgepanel.core.settings import ScoreSettings
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -52,6 +51,8 @@ def add_parser(sub: SubParsers) -> None:
 
 
 def _settings(run: str, args: argparse.Namespace, **extra: object) -> ScoreSettings:
+    from judgepanel.core.settings import ScoreRequest, resolve_settings
+
     return resolve_settings(
         ScoreRequest(
             run=run,
@@ -64,11 +65,18 @@ def _settings(run: str, args: argparse.Namespace, **extra: object) -> ScoreSetti
 
 
 def _plan(settings: ScoreSettings) -> list[CallSpec]:
+    import judgepanel.studies  # noqa: F401  (registers each study's planner)
+    from judgepanel.core.scoring import plan_target
+
     return [spec for target in settings.targets for spec in plan_target(target, settings)]
 
 
 def batch_command(args: argparse.Namespace) -> int:
     """``judgepanel batch export|import``; exit 0, or bad input with one line on stderr."""
+    from judgepanel.core.batch.offline import OfflineImportError
+    from judgepanel.core.client.outcome import ClientError
+    from judgepanel.core.store import StoreError
+
     try:
         if args.what == "export":
             return _export(args)
@@ -78,6 +86,9 @@ def batch_command(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from judgepanel.core.batch.offline import export_lines
+    from judgepanel.core.store import Store
+
     settings = _settings(args.run, args, limit_images=args.limit_images)
     specs = _plan(settings)
     with Store(settings.store) as store:
@@ -93,6 +104,10 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from judgepanel.core.batch.offline import import_lines
+    from judgepanel.core.settings import ScoreRequest, resolve_settings
+    from judgepanel.core.store import Store
+
     store_path = args.store
     if store_path is None:
         if not args.run:

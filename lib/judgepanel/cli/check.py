@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import BAD_INPUT, OK
-from judgepanel.core.config import Config, load_config
 from judgepanel.core.errors import ConfigError
-from judgepanel.core.preflight import preflight
+
+if TYPE_CHECKING:
+    from judgepanel.core.config import Config
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -42,6 +44,9 @@ def _explain(config: Config, profile: str, runs: tuple[str, ...]) -> None:
 def check_command(args: argparse.Namespace) -> int:
     """``judgepanel check``: datasets readable, key set, model ids served; exit
     ``BAD_INPUT`` if not."""
+    from judgepanel.core.config import load_config
+    from judgepanel.core.preflight import preflight
+
     try:
         config = load_config(args.runs_file)
         if getattr(args, "explain", False):

@@ -1,6 +1,9 @@
 """What several commands share: the one-line error, the send-option and missing-images
 flags, and the plan table, skipped-images line, resume hint and exit code of ``score``
-and ``predict``."""
+and ``predict``.
+
+Imported to build the parser of every command, so it imports nothing heavy at its top:
+the client and pandas are imported where a command's run uses them."""
 
 from __future__ import annotations
 
@@ -9,13 +12,15 @@ import json
 import shlex
 import sys
 from collections.abc import Callable
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from judgepanel.cli.exit_codes import ABORTED, BAD_INPUT, BUDGET, OK
-from judgepanel.core.client import RunSummary, scrub
 from judgepanel.core.sendconfig import DEFAULT, Declared, declared_options, default_of, without_none
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from judgepanel.core.client import RunSummary
 
 SubParsers = argparse._SubParsersAction
 """The subcommands of a parser, as ``add_subparsers`` returns them."""
@@ -29,6 +34,8 @@ def split(text: str | None) -> tuple[str, ...]:
 def fail(error: object) -> int:
     """Say ``error`` as one line on stderr (its whitespace runs joined, any API key
     scrubbed) and return :data:`~judgepanel.cli.exit_codes.BAD_INPUT`."""
+    from judgepanel.core.client import scrub
+
     print(f"error: {' '.join(scrub(str(error)).split())}", file=sys.stderr)
     return BAD_INPUT
 

@@ -12,11 +12,7 @@ import argparse
 from typing import Any
 
 from judgepanel.cli.common import SubParsers, print_info
-from judgepanel.core.describe import describe_dataset, describe_lines, parse_dataset_spec
 from judgepanel.core.errors import ConfigError
-from judgepanel.core.rubric import RubricError, load_rubric
-from judgepanel.datasets import DatasetError
-from judgepanel.datasets.kinds import get_kind
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -70,6 +66,8 @@ def loader_options(kind: str, pairs: list[str]) -> dict[str, Any]:
     Raises:
         ConfigError: not ``KEY=VALUE``, or a key the kind does not declare.
     """
+    from judgepanel.datasets.kinds import get_kind
+
     declared = {**get_kind(kind).keys, **get_kind(kind).options}
     options: dict[str, Any] = {}
     for pair in pairs:
@@ -83,6 +81,9 @@ def loader_options(kind: str, pairs: list[str]) -> dict[str, Any]:
 
 def data_command(args: argparse.Namespace) -> int:
     """``judgepanel data describe``; exit 0, or bad input with one line on stderr."""
+    from judgepanel.core.describe import describe_dataset, describe_lines, parse_dataset_spec
+    from judgepanel.core.rubric import RubricError, load_rubric
+    from judgepanel.datasets import DatasetError
 
     def compute() -> dict[str, Any]:
         kind, root = parse_dataset_spec(args.dataset)

@@ -8,8 +8,6 @@ from pathlib import Path
 
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import OK
-from judgepanel.core.answers_file import long_answers
-from judgepanel.core.store import Store, StoreError
 from judgepanel.errors import JudgepanelError
 
 
@@ -35,6 +33,8 @@ def export_command(args: argparse.Namespace) -> int:
     suffix = out.suffix.lower()
     if suffix not in (".csv", ".parquet"):
         return fail(f"{out}: expected a .csv or .parquet file name")
+    from judgepanel.core.store import Store, StoreError
+
     try:
         store = Store(args.store, readonly=True)
     except (FileNotFoundError, StoreError) as exc:
@@ -54,6 +54,9 @@ def export_long(store: Path, out: Path, dataset: str | None) -> int:
     """``judgepanel export --long``: the store's rubric answers as an answers CSV."""
     if out.suffix.lower() != ".csv":
         return fail(f"{out}: --long writes a .csv file")
+    from judgepanel.core.answers_file import long_answers
+    from judgepanel.core.store import Store
+
     try:
         with Store(store, readonly=True) as db:
             table = long_answers(db.frame(), dataset)

@@ -9,9 +9,22 @@ from pathlib import Path
 from judgepanel.cli.common import SubParsers, fail, split
 from judgepanel.cli.exit_codes import OK
 from judgepanel.core.errors import ConfigError
-from judgepanel.core.store import StoreError
-from judgepanel.datasets import DatasetError
-from judgepanel.studies.fusion import deploy
+
+ARMS: tuple[str, ...] = (
+    "H_gb",
+    "P_gb",
+    "H+P_gb",
+    "H_split_gb",
+    "H_blocks3_gb",
+    "P_validated_gb",
+    "H_ridge",
+    "P_ridge",
+    "best single",
+    "panel mean",
+)
+"""The arms ``--arm`` names, as :data:`judgepanel.studies.fusion.deploy.ARMS` lists them:
+written out so that building the parser imports no study (``tests/test_cli_imports.py``
+holds them equal)."""
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -26,7 +39,7 @@ def add_parser(sub: SubParsers) -> None:
         ),
     )
     fit.add_argument("--run", required=True, help="a scored run of papermill_runs.yaml")
-    fit.add_argument("--arm", required=True, help=f"one of: {', '.join(deploy.ARMS)}")
+    fit.add_argument("--arm", required=True, help=f"one of: {', '.join(ARMS)}")
     fit.add_argument("--out", type=Path, required=True, help="the model file to write (.npz)")
     fit.add_argument("--runs-file", type=Path, help="the runs file (default: papermill_runs.yaml)")
     fit.add_argument("--dataset", help="the run's dataset (when it has several rated ones)")
@@ -39,6 +52,10 @@ def add_parser(sub: SubParsers) -> None:
 
 def fit_command(args: argparse.Namespace) -> int:
     """``judgepanel fit``: the arm fitted on every labelled image, with its accuracy."""
+    from judgepanel.core.store import StoreError
+    from judgepanel.datasets import DatasetError
+    from judgepanel.studies.fusion import deploy
+
     try:
         model = deploy.fit_run(
             args.run,

@@ -12,21 +12,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import OK
-from judgepanel.core.answers_file import answer_ranges, read_answers, write_answers
-from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.errors import ConfigError
-from judgepanel.core.rubric import load_rubric
-from judgepanel.core.scales import scale_notes
-from judgepanel.core.store import ImportOutcome
-from judgepanel.datasets import Dataset, DatasetError, load_dataset
-from judgepanel.datasets.comparators import load_scores
-from judgepanel.datasets.kinds import get_kind
 from judgepanel.errors import JudgepanelError
-from judgepanel.studies.vab import imports as vab_imports
-from judgepanel.studies.visionq import imports as visionq_imports
+
+if TYPE_CHECKING:
+    from judgepanel.core.store import ImportOutcome
+    from judgepanel.datasets import Dataset
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -121,6 +116,10 @@ def import_command(args: argparse.Namespace) -> int:
 
 def _import_scores(args: argparse.Namespace) -> int:
     """``judgepanel import scores``: a checked comparator score file for 02 and 04."""
+    from judgepanel.core.describe import parse_dataset_spec
+    from judgepanel.datasets import DatasetError, load_dataset
+    from judgepanel.datasets.comparators import load_scores
+
     try:
         kind, root = parse_dataset_spec(args.dataset)
         images = load_dataset(kind, str(root)).images["image_id"].astype(str)
@@ -140,6 +139,9 @@ def _import_scores(args: argparse.Namespace) -> int:
 def labels_of(kind: str, root: Path) -> Dataset:
     """The dataset's labels, read whether or not its images are on disk (importing
     answers needs no image)."""
+    from judgepanel.datasets import load_dataset
+    from judgepanel.datasets.kinds import get_kind
+
     declared = {**get_kind(kind).keys, **get_kind(kind).options}
     keep = {"missing_images": "keep"} if "missing_images" in declared else {}
     return load_dataset(kind, str(root), **keep)
@@ -148,6 +150,11 @@ def labels_of(kind: str, root: Path) -> Dataset:
 def _import_answers(args: argparse.Namespace) -> int:
     """``judgepanel import answers``. Where a question's rubric scale is the default or
     differs from the data, a note says so before anything is written."""
+    from judgepanel.core.answers_file import answer_ranges, read_answers, write_answers
+    from judgepanel.core.describe import parse_dataset_spec
+    from judgepanel.core.rubric import load_rubric
+    from judgepanel.core.scales import scale_notes
+
     try:
         kind, root = parse_dataset_spec(args.dataset)
         ds = labels_of(kind, root)
@@ -185,6 +192,10 @@ def _import_predictions(args: argparse.Namespace) -> int:
     """``judgepanel import vab-results|visionq-predictions``: the tidy predictions table."""
     if args.out.suffix.lower() != ".csv":
         return fail(f"{args.out}: expected a .csv file name")
+    from judgepanel.datasets import DatasetError
+    from judgepanel.studies.vab import imports as vab_imports
+    from judgepanel.studies.visionq import imports as visionq_imports
+
     try:
         if args.what == "vab-results":
             table = vab_imports.import_results(args.files, args.out, judge=args.judge)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import OK
-from judgepanel.core.config import load_config
 from judgepanel.core.errors import ConfigError
 from judgepanel.core.paths import NOTEBOOK_DIR, project_root
 
@@ -22,6 +21,8 @@ def add_parser(sub: SubParsers) -> None:
 
 def list_command(args: argparse.Namespace) -> int:
     """``judgepanel list``: what the runs file offers, and the notebooks it can execute."""
+    from judgepanel.core.config import load_config
+
     try:
         config = load_config(args.runs_file)
     except ConfigError as exc:

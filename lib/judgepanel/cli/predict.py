@@ -9,23 +9,23 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from judgepanel.cli import common
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import OK
-from judgepanel.core.calls import CallSpec
-from judgepanel.core.client import ClientError, RunSummary, scrub
-from judgepanel.core.config import Price
 from judgepanel.core.errors import ConfigError
-from judgepanel.core.rubric import Rubric, load_rubric
-from judgepanel.core.scoring import closing_note
-from judgepanel.core.sendconfig import COMMAND_LINE, ClientOptions, resolve_options
-from judgepanel.core.store import StoreError
-from judgepanel.datasets import DatasetError
-from judgepanel.studies.fusion import deploy
-from judgepanel.studies.fusion.deploy import plan as deploy_plan
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from judgepanel.core.calls import CallSpec
+    from judgepanel.core.client import RunSummary
+    from judgepanel.core.config import Price
+    from judgepanel.core.rubric import Rubric
+    from judgepanel.core.sendconfig import ClientOptions
+    from judgepanel.studies.fusion import deploy
+    from judgepanel.studies.fusion.deploy import plan as deploy_plan
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -84,6 +84,11 @@ class _Plan:
 def _plan(args: argparse.Namespace) -> _Plan:
     """The model checked against the flags, its images resolved, and the calls its
     features need, estimated against the store (printed with their cost)."""
+    from judgepanel.core.rubric import load_rubric
+    from judgepanel.core.sendconfig import COMMAND_LINE, resolve_options
+    from judgepanel.studies.fusion import deploy
+    from judgepanel.studies.fusion.deploy import plan as deploy_plan
+
     options = resolve_options((COMMAND_LINE, common.option_flags(args)))
     model = deploy.load_model(args.model)
     rubric: Rubric | None = load_rubric(args.rubric) if getattr(args, "rubric", None) else None
@@ -107,6 +112,8 @@ def _plan(args: argparse.Namespace) -> _Plan:
 
 def _write(out: Path, result: deploy_plan.Prediction) -> None:
     """The scores and the shift check per feature, written and summed up."""
+    from judgepanel.studies.fusion import deploy
+
     out.parent.mkdir(parents=True, exist_ok=True)
     result.table.to_csv(out, index=False)
     shift_csv = out.with_name(out.stem + ".shift.csv")
@@ -120,22 +127,35 @@ def _write(out: Path, result: deploy_plan.Prediction) -> None:
     print(f"the shift check per feature: {shift_csv}")
 
 
-PREDICT_ERRORS = (
-    deploy.ModelFileError,
-    deploy_plan.ModelMismatch,
-    ConfigError,
-    ClientError,
-    DatasetError,
-    StoreError,
-    ValueError,
-)
-"""What ``predict`` reports as bad input, one line on stderr."""
+def predict_errors() -> tuple[type[Exception], ...]:
+    """What ``predict`` reports as bad input, one line on stderr (imported here, when the
+    command runs, so that building the parser imports no study)."""
+    from judgepanel.core.client import ClientError
+    from judgepanel.core.store import StoreError
+    from judgepanel.datasets import DatasetError
+    from judgepanel.studies.fusion import deploy
+    from judgepanel.studies.fusion.deploy import plan as deploy_plan
+
+    return (
+        deploy.ModelFileError,
+        deploy_plan.ModelMismatch,
+        ConfigError,
+        ClientError,
+        DatasetError,
+        StoreError,
+        ValueError,
+    )
 
 
 def predict_command(args: argparse.Namespace) -> int:
     """``judgepanel predict``: score new images; exit codes as ``judgepanel score``'s."""
     if args.out.suffix.lower() != ".csv":
         return fail(f"{args.out}: expected a .csv file name")
+    from judgepanel.core.client import scrub
+    from judgepanel.core.scoring import closing_note
+    from judgepanel.studies.fusion.deploy import plan as deploy_plan
+
+    errors = predict_errors()
     try:
         plan = _plan(args)
         if args.dry_run:
@@ -148,7 +168,7 @@ def predict_command(args: argparse.Namespace) -> int:
             summary = deploy_plan.send(plan.specs, plan.store, plan.prices, plan.options)
             print(f"predict: {summary.line()}", flush=True)
         result = deploy_plan.predict_source(plan.model, plan.source, plan.specs, plan.store)
-    except PREDICT_ERRORS as exc:
+    except errors as exc:
         return fail(exc)
     _write(args.out, result)
     if summary is None:

@@ -13,18 +13,15 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-
-import yaml
+from typing import TYPE_CHECKING
 
 from judgepanel.cli.common import SubParsers, add_missing_images_flag, fail, split
 from judgepanel.cli.exit_codes import BAD_INPUT, RUN_STOPPED
-from judgepanel.core.config import Config, load_config
-from judgepanel.core.describe import parse_dataset_spec
 from judgepanel.core.errors import ConfigError, RunStopped
-from judgepanel.core.preflight import preflight
-from judgepanel.core.rubric import RubricError, load_rubric
-from judgepanel.report.execute import ReportError, ReportRequest, run_report, select_notebooks
-from judgepanel.report.study import STUDY_PROFILE, StudyRequest, prepare_study
+
+if TYPE_CHECKING:
+    from judgepanel.core.config import Config
+    from judgepanel.report.execute import ReportRequest
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -118,6 +115,10 @@ def _add_execution_arguments(report: argparse.ArgumentParser) -> None:
 
 def parse_overrides(pairs: list[str]) -> dict[str, object]:
     """``-p key=value`` pairs as parameters; the value is read as YAML (numbers, lists...)."""
+    import yaml
+
+    from judgepanel.report.execute import ReportError
+
     out: dict[str, object] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -135,6 +136,10 @@ def report_command(args: argparse.Namespace) -> int:
     report package (with ``--dataset``, on a runs file of the study's own:
     :func:`study_request`); exit 0, bad input, or ``RUN_STOPPED`` when a scored run was
     stopped."""
+    from judgepanel.core.config import load_config
+    from judgepanel.core.rubric import RubricError
+    from judgepanel.report.execute import ReportError, run_report
+
     try:
         request = report_request(args)
         sends = True
@@ -157,6 +162,8 @@ def report_command(args: argparse.Namespace) -> int:
 
 def report_request(args: argparse.Namespace) -> ReportRequest:
     """The typed request of ``judgepanel report``'s flags."""
+    from judgepanel.report.execute import ReportRequest
+
     return ReportRequest(
         profile=args.profile,
         runs=tuple(args.run or ()),
@@ -184,6 +191,11 @@ def study_request(args: argparse.Namespace, request: ReportRequest) -> tuple[Rep
     Raises:
         ReportError, ConfigError: the flags do not describe a study that can run.
     """
+    from judgepanel.core.config import load_config
+    from judgepanel.core.describe import parse_dataset_spec
+    from judgepanel.report.execute import ReportError
+    from judgepanel.report.study import STUDY_PROFILE, StudyRequest, prepare_study
+
     if request.runs:
         raise ReportError("--dataset reports one ad-hoc study: give --dataset or --run, not both")
     kind, root = parse_dataset_spec(args.dataset)
@@ -226,6 +238,10 @@ def refused(request: ReportRequest, config: Config, *, sends: bool = True) -> bo
         RubricError: the request's rubric cannot be read.
         ReportError: the selection cannot run (see :func:`select_notebooks`).
     """
+    from judgepanel.core.preflight import preflight
+    from judgepanel.core.rubric import load_rubric
+    from judgepanel.report.execute import select_notebooks
+
     if request.rubric is not None:
         load_rubric(request.rubric)
     if not sends or config.profile(request.profile).simulated:

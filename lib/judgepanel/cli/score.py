@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from judgepanel.cli.common import (
     SubParsers,
@@ -27,12 +28,10 @@ from judgepanel.cli.common import (
     summary_code,
 )
 from judgepanel.cli.exit_codes import OK
-from judgepanel.core.client import ClientError, scrub
 from judgepanel.core.errors import ConfigError
-from judgepanel.core.frames import skipped_images
-from judgepanel.core.scoring import closing_note, dry_run, score_settings
-from judgepanel.core.settings import ScoreRequest, ScoreSettings, resolve_settings
-from judgepanel.core.store import StoreError
+
+if TYPE_CHECKING:
+    from judgepanel.core.settings import ScoreRequest, ScoreSettings
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -64,6 +63,8 @@ def add_parser(sub: SubParsers) -> None:
 
 def score_request(args: argparse.Namespace) -> ScoreRequest:
     """The typed request of ``judgepanel score``'s flags."""
+    from judgepanel.core.settings import ScoreRequest
+
     return ScoreRequest(
         run=args.run,
         runs_file=args.runs_file,
@@ -83,6 +84,8 @@ def score_request(args: argparse.Namespace) -> ScoreRequest:
 
 def _print_dry_run(settings: ScoreSettings) -> None:
     """Per dataset the plan and its cost, then the ceilings; nothing is sent."""
+    from judgepanel.core.scoring import dry_run
+
     for target, n_planned, table in dry_run(settings):
         print(f"{target.name} ({target.kind}, {target.root}): {n_planned} calls planned")
         print_plan_table(table)
@@ -97,6 +100,13 @@ def _print_dry_run(settings: ScoreSettings) -> None:
 
 def score_command(args: argparse.Namespace) -> int:
     """``judgepanel score``: plan, skip what is stored, send the rest; see the exit codes."""
+    import judgepanel.studies  # noqa: F401  (registers each study's planner)
+    from judgepanel.core.client import ClientError, scrub
+    from judgepanel.core.frames import skipped_images
+    from judgepanel.core.scoring import closing_note, score_settings
+    from judgepanel.core.settings import resolve_settings
+    from judgepanel.core.store import StoreError
+
     try:
         settings = resolve_settings(score_request(args))
         for target in settings.targets:

@@ -7,14 +7,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import OK
-from judgepanel.core.batch import BatchBook
-from judgepanel.core.coverage import describe_mix
-from judgepanel.core.store import ModelCost, Store, StoreError, StoreSummary
+
+if TYPE_CHECKING:
+    from judgepanel.core.store import ModelCost, StoreSummary
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -43,6 +42,10 @@ def _cost_lines(info: StoreSummary) -> list[str]:
     """Per model: calls, tokens, cost as estimated and as reported; mixed samples per request."""
     if not info.models:
         return []
+    import pandas as pd
+
+    from judgepanel.core.coverage import describe_mix
+
     table = pd.DataFrame(
         [
             {
@@ -106,6 +109,8 @@ def _count_lines(info: StoreSummary) -> list[str]:
     """Calls by dataset, family and kind, one column per status."""
     if not info.counts:
         return []
+    import pandas as pd
+
     table = pd.DataFrame(list(info.counts))  # one column per field
     wide = (
         table.pivot_table(
@@ -136,6 +141,9 @@ def _failure_lines(info: StoreSummary) -> list[str]:
 def status_command(args: argparse.Namespace) -> int:
     """``judgepanel status``: counts by dataset, family, kind and status; failures; spend;
     tokens and cost per model, as estimated and as the provider reported it."""
+    from judgepanel.core.batch import BatchBook
+    from judgepanel.core.store import Store, StoreError
+
     try:
         store = Store(args.store, readonly=True)
     except (FileNotFoundError, StoreError) as exc:

@@ -9,8 +9,6 @@ from pathlib import Path
 
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import BAD_INPUT, OK
-from judgepanel.report.manifest import publish_reference, verify
-from judgepanel.report.verdict_check import check_report
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -34,6 +32,9 @@ def verify_command(args: argparse.Namespace) -> int:
     """``judgepanel verify``: every table as in the committed demo report, and every verdict
     of its pages a ledger row (:func:`~judgepanel.report.verdict_check.check_report`); exit
     ``BAD_INPUT`` if not."""
+    from judgepanel.report.manifest import publish_reference, verify
+    from judgepanel.report.verdict_check import check_report
+
     try:
         if args.update:
             print(f"wrote the reference {publish_reference(args.outputs)}")

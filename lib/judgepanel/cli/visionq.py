@@ -8,11 +8,12 @@ from pathlib import Path
 
 from judgepanel.cli.common import SubParsers, fail
 from judgepanel.cli.exit_codes import OK
-from judgepanel.core.config import load_config
 from judgepanel.core.errors import ConfigError
-from judgepanel.datasets import DatasetError
-from judgepanel.datasets.visionq import load_questions
-from judgepanel.studies.visionq.pairs import REJECTED_CHOICES, build_pairs, write_pairs
+
+REJECTED_CHOICES: tuple[str, ...] = ("all", "last")
+"""``--rejected``: as :data:`judgepanel.studies.visionq.pairs.REJECTED_CHOICES`, written
+out so that building the parser imports no study (``tests/test_cli_imports.py`` holds
+them equal)."""
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -40,6 +41,11 @@ def add_parser(sub: SubParsers) -> None:
 
 def visionq_command(args: argparse.Namespace) -> int:
     """``judgepanel visionq pairs``: write the preference pairs and their per-leaf report."""
+    from judgepanel.core.config import load_config
+    from judgepanel.datasets import DatasetError
+    from judgepanel.datasets.visionq import load_questions
+    from judgepanel.studies.visionq.pairs import build_pairs, write_pairs
+
     try:
         if args.run:
             run = load_config(args.runs_file).run(args.run)
