@@ -108,6 +108,39 @@ def test_families_are_listed_with_their_rows_and_headlines_mark_key_claims(tmp_p
     assert frame.set_index("id").loc["r-a.02.lone", "verdict"] == wording.NO_GAIN
 
 
+def test_a_tables_rows_are_recorded_in_one_write_as_one_at_a_time_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table's claims go to the ledger file together: the rows and the family the
+    single-claim path records, written once; a row worded in the page's own text keeps it."""
+    rows = [_claim(id=f"c{i}", b=f"arm {i}", family="arms", q=0.02) for i in range(4)]
+    text = {"c3": {"text": f"H+P_gb {wording.BEATS} arm 3 on this table"}}
+    one_by_one = _page(tmp_path / "single")
+    one_by_one.declare(Family("arms", "four arms"))
+    for c in rows:
+        one_by_one.claim(c, anchor="t", **text.get(c.id, {}))
+
+    from judgepanel.report import jsonfile
+
+    writes: list[Path] = []
+    real = jsonfile.write_json
+    monkeypatch.setattr(
+        jsonfile, "write_json", lambda path, *a, **k: (writes.append(path), real(path, *a, **k))
+    )
+    nb = _page(tmp_path / "table")
+    nb.declare(Family("arms", "four arms"))
+    got = nb.claims_table(pd.DataFrame({"arm": range(4)}), rows, "t", words=text)
+    assert writes == [tmp_path / "table" / "out" / "r-a" / ledger.CLAIMS_FILE]
+    assert [c.id for c in got] == [f"r-a.02.c{i}" for i in range(4)]
+    assert nb.quote("c3").endswith(f"H+P_gb {wording.BEATS} arm 3 on this table</a>")
+    single = json.loads((tmp_path / "single" / "out" / "r-a" / ledger.CLAIMS_FILE).read_text())
+    table = json.loads((tmp_path / "table" / "out" / "r-a" / ledger.CLAIMS_FILE).read_text())
+    assert table == single and len(table["02_input_ablation"]["claims"]) == 4
+    with pytest.raises(ValueError, match="recorded twice"):
+        nb.claims_table(pd.DataFrame({"arm": [0]}), rows[:1], "t2")
+    assert len(writes) == 1  # the refused table wrote nothing
+
+
 def test_two_rows_of_one_comparison_cannot_disagree(tmp_path: Path) -> None:
     nb = _page(tmp_path)
     nb.claim(_claim(id="one"))

@@ -348,6 +348,16 @@ class Notebook:
             ValueError: ``text`` does not state the claim's verdict, or uses a form the
                 wording conventions forbid.
         """
+        recorded, said, family = self._prepared(claim, anchor, text, words)
+        self._record([(claim.id, recorded, said)], [family] if family else [])
+        return ledger.claim_link(recorded, said)
+
+    def _prepared(
+        self, claim: Claim, anchor: str, text: str | None, words: dict[str, Any]
+    ) -> tuple[Claim, str, Family | None]:
+        """``claim`` as the ledger records it, its clause, and its family when this is the
+        family's first row (the ledger lists a family with its first row); checked, not yet
+        recorded."""
         if claim.family and claim.family not in self.families:
             known = ", ".join(self.families) or "none"
             raise ValueError(
@@ -363,13 +373,10 @@ class Notebook:
             page=f"{self.run}/{self.name}",
             anchor=anchor or claim.anchor,
         )
+        family = None
         if recorded.family and recorded.family not in self._recorded_families:
-            # a family goes to the ledger with its first row: the ledger lists the sets
-            # its q values were corrected over, and no family without rows
-            fam = self.families[claim.family]
-            ledger.record(self.tables_dir.parent, self.name,
-                          family=replace(fam, name=recorded.family))  # fmt: skip
-            self._recorded_families.add(recorded.family)
+            # the ledger lists the sets its q values were corrected over, none without rows
+            family = replace(self.families[claim.family], name=recorded.family)
         if claim.kind == "count" and claim.scope in self.families:
             recorded = replace(recorded, scope=ledger.full_id(self.run, self.name, claim.scope))
         said = text if text is not None else recorded.words(**words)
@@ -381,9 +388,16 @@ class Notebook:
         problems = wording.prose_problems(said)
         if problems:
             raise ValueError(f"claim {recorded.id}: " + "; ".join(problems))
-        ledger.record(self.tables_dir.parent, self.name, claim=recorded)
-        self.claims[claim.id] = (recorded, said)
-        return ledger.claim_link(recorded, said)
+        return recorded, said, family
+
+    def _record(self, rows: list[tuple[str, Claim, str]], families: list[Family]) -> None:
+        """Write prepared rows (own id, recorded claim, clause) and first-seen families to
+        the run's ledger in one update, then remember them."""
+        ledger.record(self.tables_dir.parent, self.name, claims=[r for _, r, _ in rows],
+                      families=families)  # fmt: skip
+        self._recorded_families.update(f.name for f in families)
+        for own, recorded, said in rows:
+            self.claims[own] = (recorded, said)
 
     def claims_table(
         self,
@@ -407,9 +421,18 @@ class Notebook:
         if len(claims) != len(df):
             raise ValueError(f"table {name}: {len(df)} rows but {len(claims)} claims")
         words = words or {}
+        rows: list[tuple[str, Claim, str]] = []
+        families: dict[str, Family] = {}
         for c in claims:
-            self.claim(c, anchor=name, **{**common, **words.get(c.id, {})})
-        recorded = [self.claims[c.id][0] for c in claims]
+            if c.id in self.claims or c.id in {own for own, _, _ in rows}:
+                raise ValueError(f"claim {c.id!r} is recorded twice by {self.name}")
+            said_as = {**common, **words.get(c.id, {})}
+            got, said, family = self._prepared(c, name, said_as.pop("text", None), said_as)
+            if family is not None:
+                families.setdefault(family.name, family)
+            rows.append((c.id, got, said))
+        self._record(rows, list(families.values()))  # the table's rows in one write
+        recorded = [got for _, got, _ in rows]
         shown = df.reset_index(drop=True).assign(
             verdict=[c.verdict for c in recorded], claim=[c.id for c in recorded]
         )

@@ -16,6 +16,7 @@ import seaborn as sns
 
 from judgepanel.claims import wording
 from judgepanel.claims.rows import Claim
+from judgepanel.studies.common.heatmaps import heatmaps_drawn_once
 from judgepanel.studies.fusion import fourth_attribute, mtmm
 
 
@@ -196,14 +197,15 @@ def cells_won_lead(dataset: str, raw_wins: int, n_cells: int) -> str:
 def matrix_figure(raw: pd.DataFrame, partial: pd.DataFrame, dataset: str) -> plt.Figure:
     """The raw and the partial MTMM matrices side by side."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 0.28 * len(partial) + 1.5), sharey=True)
-    for ax, m, title in (
-        (axes[0], raw, "raw Spearman ρ"),
-        (axes[1], partial, "partial ρ given overall"),
-    ):
-        sns.heatmap(m, annot=True, fmt=".2f", cmap="vlag", center=0, ax=ax, cbar=False,
-                    annot_kws={"size": 7})  # fmt: skip
-        ax.set_title(title)
-        ax.set_xlabel("human attribute")
+    with heatmaps_drawn_once(fig):
+        for ax, m, title in (
+            (axes[0], raw, "raw Spearman ρ"),
+            (axes[1], partial, "partial ρ given overall"),
+        ):
+            sns.heatmap(m, annot=True, fmt=".2f", cmap="vlag", center=0, ax=ax, cbar=False,
+                        annot_kws={"size": 7})  # fmt: skip
+            ax.set_title(title)
+            ax.set_xlabel("human attribute")
     axes[0].set_ylabel("family · prompt")
     fig.suptitle(f"Multitrait–multimethod matrix ({dataset})")
     fig.tight_layout()

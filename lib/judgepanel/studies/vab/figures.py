@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from judgepanel.studies.common.heatmaps import heatmaps_drawn_once
 from judgepanel.studies.vab.summary import slot_matrix
 from judgepanel.studies.vab.verdicts import METRIC_NAMES
 
@@ -144,29 +145,30 @@ def slot_figure(by_slot: pd.DataFrame, families: Sequence[str], title: str) -> p
         2, len(families), figsize=(2.6 * len(families) + 1.2, 6.2), squeeze=False
     )
     cbar_ax = fig.add_axes([0.92, 0.2, 0.012, 0.6])
-    for r, (prompt, _, label) in enumerate(SLOT_ROWS):
-        for c, f in enumerate(families):
-            ax, m = axes[r, c], mats[(prompt, f)]
-            if m.empty:
-                ax.set_axis_off()
-                continue
-            sns.heatmap(
-                m,
-                ax=ax,
-                cmap="vlag",
-                center=0,
-                vmin=-lim,
-                vmax=lim,
-                annot=True,
-                fmt=".0f",
-                annot_kws={"size": 7},
-                cbar=(r == 0 and c == 0),
-                cbar_ax=cbar_ax,
-                cbar_kws={"label": "picked − position-blind share (percentage points)"},
-            )
-            ax.set_title(f"{f} · {label}", fontsize=9)
-            ax.set_xlabel("slot shown" if r == 1 else "")
-            ax.set_ylabel("images in the set (k)" if c == 0 else "")
+    with heatmaps_drawn_once(fig):  # one draw for the ten maps' labels, not ten
+        for r, (prompt, _, label) in enumerate(SLOT_ROWS):
+            for c, f in enumerate(families):
+                ax, m = axes[r, c], mats[(prompt, f)]
+                if m.empty:
+                    ax.set_axis_off()
+                    continue
+                sns.heatmap(
+                    m,
+                    ax=ax,
+                    cmap="vlag",
+                    center=0,
+                    vmin=-lim,
+                    vmax=lim,
+                    annot=True,
+                    fmt=".0f",
+                    annot_kws={"size": 7},
+                    cbar=(r == 0 and c == 0),
+                    cbar_ax=cbar_ax,
+                    cbar_kws={"label": "picked − position-blind share (percentage points)"},
+                )
+                ax.set_title(f"{f} · {label}", fontsize=9)
+                ax.set_xlabel("slot shown" if r == 1 else "")
+                ax.set_ylabel("images in the set (k)" if c == 0 else "")
     fig.suptitle(title)
     fig.subplots_adjust(left=0.06, right=0.9, top=0.9, bottom=0.08, wspace=0.35, hspace=0.35)
     return fig
