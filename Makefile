@@ -6,6 +6,10 @@
 #   make lab      JupyterLab at the project root, on the demo's data and store (made if missing)
 #   make calibrate  the calibration study on planted-effect worlds (notebook 08, ~9 min)
 SHELL := /bin/bash
+# Bytecode is written even where the environment asks not to: every notebook kernel imports
+# the project anew, and without cached bytecode each compiles its modules again (the
+# notebook tests took 0.90 of the CPU with it; bench/README.md).
+unexport PYTHONDONTWRITEBYTECODE
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
